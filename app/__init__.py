@@ -1,0 +1,1 @@
+"""The sdpa-sim Panel app: a live view of scaled dot-product attention over sdpa_core."""

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs everything the tests need and runs them: the README's test command.
+#
+#   bash scripts/test.sh                 # whole suite on python3
+#   PYTHON=python3.12 bash scripts/test.sh tests/unit   # a chosen interpreter and test path
+#
+# It makes a virtual environment .venv-<python version> in the repository, installs the
+# package with its "test" extra, installs Debian's chromium when /usr/bin/chromium is
+# missing (the browser tests drive it through Playwright; `playwright install` is not used),
+# checks lint and format with ruff, and runs pytest with any arguments given.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=${PYTHON:-python3}
+version=$("$python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+venv=".venv-$version"
+
+if [ ! -x /usr/bin/chromium ]; then
+  echo "Installing Debian's chromium for the browser tests"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+fi
+
+[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -U pip
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
+
+"$venv/bin/ruff" check .
+"$venv/bin/ruff" format --check .
+
+exec "$venv/bin/python" -m pytest "$@"

@@ -1,0 +1,208 @@
+"""Numerically stable softmax and scaled dot-product attention with masks and bias."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+
+from sdpa_core.validation import as_float_array, finite_real, positive_finite, positive_int
+
+MaskLike = np.ndarray | Literal["causal"] | None
+
+
+def _softmax_inplace(scores: np.ndarray, axis: int) -> np.ndarray:
+    """Softmax of ``scores`` along ``axis``, overwriting ``scores`` (which holds no NaN or +inf)."""
+    row_max = scores.max(axis=axis, keepdims=True)
+    # A row that is entirely -inf has max -inf; shifting by 0 keeps it -inf, so exp gives 0.
+    row_max[~np.isfinite(row_max)] = 0
+    scores -= row_max
+    np.exp(scores, out=scores)
+    row_sum = scores.sum(axis=axis, keepdims=True)
+    row_sum[row_sum == 0] = 1
+    scores /= row_sum
+    return scores
+
+
+def softmax(x: np.typing.ArrayLike, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax of ``x`` along ``axis``.
+
+    The row maximum is subtracted before exponentiating, so any finite input (logits of
+    ±1e4 included) gives finite weights that sum to 1. ``-inf`` entries get weight exactly 0,
+    and a row that is entirely ``-inf`` gives all zeros rather than NaN. Float32 input stays
+    float32; anything else is computed in float64.
+
+    Raises:
+        ValueError: if ``x`` holds NaN or ``+inf``, or ``axis`` is out of range.
+    """
+    array = as_float_array("x", x)
+    if array.ndim == 0:
+        raise ValueError("x must have at least one dimension: got a scalar")
+    if not -array.ndim <= axis < array.ndim:
+        raise ValueError(f"axis {axis} is out of range for an array with {array.ndim} dimensions")
+    if np.isposinf(array).any():
+        raise ValueError("x contains +inf: softmax needs finite logits or -inf for excluded entries")
+    return _softmax_inplace(array.copy(), axis)
+
+
+def causal_mask(n_q: int, n_k: int) -> np.ndarray:
+    """Boolean (n_q, n_k) mask where True means "may attend": query i sees keys j ≤ i.
+
+    The mask is aligned top-left, like PyTorch's ``is_causal=True``.
+    """
+    n_q = positive_int("n_q", n_q)
+    n_k = positive_int("n_k", n_k)
+    return np.tri(n_q, n_k, dtype=bool)
+
+
+def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> None:
+    for name, array in (("q", q), ("k", k), ("v", v)):
+        if array.ndim < 2:
+            raise ValueError(
+                f"{name} must have at least 2 dimensions (tokens, features): got shape {array.shape}"
+            )
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q and k must share their last dimension d_k: got {q.shape[-1]} and {k.shape[-1]}"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            "k and v must have the same number of keys n_k: "
+            f"got {k.shape[-2]} and {v.shape[-2]}"
+        )
+    if q.shape[-1] < 1:
+        raise ValueError("d_k must be ≥ 1: q and k have an empty last dimension")
+    try:
+        np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            "the batch dimensions of q, k and v do not broadcast: "
+            f"got {q.shape[:-2]}, {k.shape[:-2]} and {v.shape[:-2]}"
+        ) from None
+
+
+def _resolve_mask(mask: MaskLike, scores_shape: tuple[int, ...]) -> np.ndarray | None:
+    n_q, n_k = scores_shape[-2:]
+    if mask is None:
+        return None
+    if isinstance(mask, str):
+        if mask != "causal":
+            raise ValueError(f'mask must be a boolean array, "causal" or None: got {mask!r}')
+        return causal_mask(n_q, n_k)
+    mask_array = np.asarray(mask)
+    if mask_array.dtype != bool:
+        raise ValueError(
+            f"mask must be boolean (True means may attend): got dtype {mask_array.dtype}"
+        )
+    try:
+        np.broadcast_shapes(mask_array.shape, scores_shape)
+    except ValueError:
+        raise ValueError(
+            f"mask of shape {mask_array.shape} does not broadcast to the scores' shape "
+            f"{scores_shape} (n_q={n_q}, n_k={n_k})"
+        ) from None
+    return mask_array
+
+
+def scores_logits(
+    q: np.typing.ArrayLike,
+    k: np.typing.ArrayLike,
+    *,
+    scale: float | None = None,
+    temperature: float = 1.0,
+    mask: MaskLike = None,
+    bias: np.typing.ArrayLike | None = None,
+) -> np.ndarray:
+    """The logits that attention's softmax sees: ``(q @ kᵀ) * scale / temperature + bias``.
+
+    Masked-out entries (mask False) are ``-inf``. Arguments are as in :func:`attention`,
+    which this function shares its validation with.
+    """
+    q_arr = as_float_array("q", q)
+    k_arr = as_float_array("k", k)
+    _check_shapes(q_arr, k_arr, k_arr)
+    return _logits(q_arr, k_arr, scale, temperature, mask, bias)
+
+
+def _logits(
+    q: np.ndarray,
+    k: np.ndarray,
+    scale: float | None,
+    temperature: float,
+    mask: MaskLike,
+    bias: np.typing.ArrayLike | None,
+) -> np.ndarray:
+    d_k = q.shape[-1]
+    factor = (1.0 / math.sqrt(d_k) if scale is None else finite_real("scale", scale)) / (
+        positive_finite("temperature", temperature)
+    )
+    scores = np.matmul(q, np.swapaxes(k, -1, -2))
+    if factor != 1.0:
+        scores *= scores.dtype.type(factor)
+    if not np.isfinite(scores).all():
+        raise ValueError("the scores overflowed to infinity: q and k are too large for their dtype")
+    if bias is not None:
+        bias_arr = as_float_array("bias", bias)
+        if np.isposinf(bias_arr).any():
+            raise ValueError("bias contains +inf: use finite values, or -inf to exclude a key")
+        try:
+            np.broadcast_shapes(bias_arr.shape, scores.shape)
+        except ValueError:
+            raise ValueError(
+                f"bias of shape {bias_arr.shape} does not broadcast to the scores' shape "
+                f"{scores.shape}"
+            ) from None
+        scores = scores + bias_arr.astype(scores.dtype, copy=False)
+        if np.isposinf(scores).any():
+            raise ValueError("scores + bias overflowed to +inf: the bias is too large")
+    resolved = _resolve_mask(mask, scores.shape)
+    if resolved is not None:
+        if resolved.ndim > scores.ndim:
+            scores = np.broadcast_to(scores, np.broadcast_shapes(resolved.shape, scores.shape))
+            scores = scores.copy()
+        np.copyto(scores, -np.inf, where=~resolved)
+    return scores
+
+
+def attention(
+    q: np.typing.ArrayLike,
+    k: np.typing.ArrayLike,
+    v: np.typing.ArrayLike,
+    *,
+    scale: float | None = None,
+    temperature: float = 1.0,
+    mask: MaskLike = None,
+    bias: np.typing.ArrayLike | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled dot-product attention; returns ``(output, weights)``.
+
+    ``weights = softmax((q @ kᵀ) * scale / temperature + bias)`` and ``output = weights @ v``.
+
+    Args:
+        q: queries, shape (..., n_q, d_k).
+        k: keys, shape (..., n_k, d_k).
+        v: values, shape (..., n_k, d_v). Leading batch dimensions broadcast.
+        scale: multiplies the raw scores; ``None`` means 1/√d_k, ``1.0`` means unscaled.
+        temperature: divides the logits; > 1 flattens the weights, < 1 sharpens them.
+        mask: boolean array broadcastable to (..., n_q, n_k), True meaning "may attend"
+            (PyTorch's convention), or ``"causal"`` (query i sees keys j ≤ i, top-left).
+        bias: additive logits broadcastable to (..., n_q, n_k); ``-inf`` excludes a key.
+
+    A query whose every key is masked gets all-zero weights and a zero output (PyTorch
+    would give NaN). Float32 inputs compute in float32, anything else in float64.
+
+    Raises:
+        ValueError: on mismatched shapes, NaN inputs, a temperature that is ≤ 0 or not
+            finite, a non-finite scale, a mask of the wrong shape or dtype, or overflow.
+    """
+    q_arr = as_float_array("q", q)
+    k_arr = as_float_array("k", k)
+    v_arr = as_float_array("v", v)
+    _check_shapes(q_arr, k_arr, v_arr)
+    dtype = np.result_type(q_arr, k_arr, v_arr)
+    scores = _logits(q_arr.astype(dtype, copy=False), k_arr.astype(dtype, copy=False),
+                     scale, temperature, mask, bias)
+    weights = _softmax_inplace(scores, axis=-1)
+    output = np.matmul(weights, v_arr.astype(weights.dtype, copy=False))
+    return output, weights

@@ -1,0 +1,174 @@
+"""Statistics of scores and attention weights: densities, histograms, collapse measures."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from sdpa_core.attention import attention
+from sdpa_core.validation import as_float_array, positive_finite, positive_int
+
+
+def normal_pdf(x: np.typing.ArrayLike, var: float) -> np.ndarray:
+    """Density of Normal(0, ``var``) at ``x``; the theoretical law of raw q·k is Normal(0, d_k).
+
+    Raises:
+        ValueError: if ``var`` is not a positive finite number or ``x`` holds NaN.
+    """
+    var = positive_finite("var", var)
+    x_arr = as_float_array("x", x)
+    return np.exp(-0.5 * x_arr * x_arr / var) / math.sqrt(2.0 * math.pi * var)
+
+
+def histogram(
+    values: np.typing.ArrayLike, bins: int, value_range: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Histogram of ``values`` over ``bins`` equal bins of ``value_range``, as a density.
+
+    Returns ``(density, edges)`` with ``len(edges) == bins + 1``. The density is normalised
+    by the total number of values (not only those inside the range), so it can be drawn
+    against a probability density and a clipped tail shows as missing area.
+
+    Raises:
+        ValueError: for an empty ``values``, ``bins`` < 1 or an empty or non-finite range.
+    """
+    bins = positive_int("bins", bins)
+    array = as_float_array("values", values).ravel()
+    if array.size == 0:
+        raise ValueError("values must not be empty")
+    low, high = (float(bound) for bound in value_range)
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"value_range must be finite with low < high: got ({low}, {high})")
+    counts, edges = np.histogram(array, bins=bins, range=(low, high))
+    density = counts / (array.size * (high - low) / bins)
+    return density, edges
+
+
+def _check_weights(weights: np.typing.ArrayLike) -> np.ndarray:
+    array = as_float_array("weights", weights)
+    if array.ndim == 0:
+        raise ValueError("weights must have at least one dimension: got a scalar")
+    if array.shape[-1] == 0:
+        raise ValueError("weights must have at least one key per row")
+    if (array < 0).any():
+        raise ValueError("weights must be non-negative probabilities")
+    return array
+
+
+def row_entropy(weights: np.typing.ArrayLike) -> np.ndarray:
+    """Shannon entropy in nats of each row (last axis) of ``weights``; 0·log 0 counts as 0.
+
+    A uniform row over n keys has entropy log n, a one-hot row 0.
+    """
+    p = _check_weights(weights)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log(p), 0.0)
+    return np.maximum(-terms.sum(axis=-1), 0.0)
+
+
+def max_weight(weights: np.typing.ArrayLike) -> np.ndarray:
+    """Largest weight of each row (last axis): 1/n for a uniform row, 1 for a one-hot row."""
+    return _check_weights(weights).max(axis=-1)
+
+
+def softmax_jacobian_norm(weights: np.typing.ArrayLike) -> np.ndarray:
+    """Frobenius norm of the softmax Jacobian ``diag(p) − p pᵀ`` of each row p (last axis).
+
+    It is the size of the gradient that flows back through the softmax: sqrt(1/n − 1/n²)
+    for a uniform row, 0 for a one-hot row. Closed form, without building the n×n matrix:
+    ``‖J‖²_F = Σp² − 2Σp³ + (Σp²)²``.
+    """
+    p = _check_weights(weights)
+    p2 = p * p
+    sum_p2 = p2.sum(axis=-1)
+    sum_p3 = (p2 * p).sum(axis=-1)
+    return np.sqrt(np.maximum(sum_p2 - 2.0 * sum_p3 + sum_p2 * sum_p2, 0.0))
+
+
+@dataclass(frozen=True)
+class Band:
+    """A Monte-Carlo statistic per d_k: the mean and its 10 % and 90 % quantiles."""
+
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+@dataclass(frozen=True)
+class CollapseCurve:
+    """Collapse statistics of softmax attention against d_k (see :func:`collapse_curve`)."""
+
+    d_values: np.ndarray
+    entropy: Band
+    max_weight: Band
+    jacobian_norm: Band
+
+
+def _band(per_trial: np.ndarray) -> Band:
+    low, high = np.quantile(per_trial, [0.1, 0.9], axis=1)
+    return Band(per_trial.mean(axis=1), low, high)
+
+
+@lru_cache(maxsize=32)
+def _collapse_curve(
+    d_values: tuple[int, ...], n: int, trials: int, scaled: bool, temperature: float, seed: int
+) -> CollapseCurve:
+    entropy, peak, jacobian = (np.empty((len(d_values), trials)) for _ in range(3))
+    for row, d_k in enumerate(d_values):
+        # One generator per d_k: a curve point does not depend on which others were asked for.
+        rng = np.random.default_rng([seed, d_k, n, trials])
+        q, k = rng.standard_normal((2, trials, n, d_k))
+        _, weights = attention(
+            q, k, k, scale=None if scaled else 1.0, temperature=temperature
+        )
+        entropy[row] = row_entropy(weights).mean(axis=-1)
+        peak[row] = max_weight(weights).mean(axis=-1)
+        jacobian[row] = softmax_jacobian_norm(weights).mean(axis=-1)
+    for array in (entropy, peak, jacobian):
+        array.flags.writeable = False
+    return CollapseCurve(
+        d_values=np.asarray(d_values),
+        entropy=_band(entropy),
+        max_weight=_band(peak),
+        jacobian_norm=_band(jacobian),
+    )
+
+
+def collapse_curve(
+    d_values: np.typing.ArrayLike,
+    n: int,
+    trials: int,
+    *,
+    scaled: bool,
+    temperature: float = 1.0,
+    seed: int = 0,
+) -> CollapseCurve:
+    """Monte-Carlo collapse statistics of softmax attention over standard-normal Q and K.
+
+    For each d_k in ``d_values``, ``trials`` independent draws of (n, d_k) queries and keys
+    give per-draw means over rows of the entropy (nats), the max weight and the softmax
+    Jacobian norm; each statistic is returned as its mean over draws and its 10–90 % band.
+    Unscaled (``scaled=False``), entropy and gradient fall towards 0 as d_k grows; scaled,
+    they stay flat. Results are cached (32 most recent argument sets) and read-only.
+
+    Raises:
+        ValueError: for an empty or non-integer ``d_values``, any d_k, ``n`` or ``trials``
+            < 1, or a temperature that is not a positive finite number.
+    """
+    d_tuple = tuple(
+        positive_int("d_k", int(d) if isinstance(d, float) and d.is_integer() else d)
+        for d in np.asarray(d_values).ravel().tolist()
+    )
+    if not d_tuple:
+        raise ValueError("d_values must hold at least one d_k")
+    return _collapse_curve(
+        d_tuple,
+        positive_int("n", n),
+        positive_int("trials", trials),
+        bool(scaled),
+        positive_finite("temperature", temperature),
+        positive_int("seed", seed, minimum=0),
+    )

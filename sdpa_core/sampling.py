@@ -1,0 +1,159 @@
+"""Seeded sampling of queries, keys and dot products.
+
+Two kinds of sampling live here:
+
+* :func:`sample_dot_products` is the lesson's experiment, drawing fresh pairs from a
+  caller's generator.
+* :func:`sample_qk` and :func:`dot_product_pool` serve the app: nested, deterministic
+  samples from shared, read-only, bounded caches, so moving a slider never reshuffles
+  the picture and never resamples.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from functools import lru_cache
+
+import numpy as np
+
+from sdpa_core.validation import positive_int
+
+QK_BLOCK = 64
+"""Side of the square blocks Q and K pools are generated in (tokens × dimensions)."""
+
+QK_POOL_SEEDS = 4
+"""How many seeds' Q/K pools are kept; the least recently used one is dropped."""
+
+DOT_POOL_PAIRS = 10_000
+"""Number of (q, k) pairs behind the app's dot-product histogram, as in the lesson."""
+
+DOT_POOL_MAX_D = 1024
+"""Largest d_k the dot-product pool covers."""
+
+
+def _seed(seed: object) -> int:
+    return positive_int("seed", seed, minimum=0)
+
+
+def sample_dot_products(
+    d_k: int, n_pairs: int = 10_000, rng: np.random.Generator | None = None
+) -> np.ndarray:
+    """Draw ``n_pairs`` independent standard-normal (q, k) pairs of dimension ``d_k``; return q·k.
+
+    This is the lesson's experiment, draw for draw: ``q, k = rng.normal(size=(2, n_pairs,
+    d_k))``. The result has mean ≈ 0 and standard deviation ≈ √d_k. With
+    ``rng = np.random.default_rng(0)``, calling it for d_k=4 and then d_k=1024 on the same
+    generator gives standard deviations that round to 2.0 and 32.0 (1.0 and 1.0 once divided
+    by √d_k).
+
+    Raises:
+        ValueError: if ``d_k`` or ``n_pairs`` is not an integer ≥ 1.
+    """
+    d_k = positive_int("d_k", d_k)
+    n_pairs = positive_int("n_pairs", n_pairs)
+    if rng is None:
+        rng = np.random.default_rng()
+    q, k = rng.normal(size=(2, n_pairs, d_k))
+    return (q * k).sum(axis=1)
+
+
+def _qk_block(seed: int, matrix: int, token_block: int, dim_block: int) -> np.ndarray:
+    rng = np.random.default_rng([seed, matrix, token_block, dim_block])
+    return rng.standard_normal((QK_BLOCK, QK_BLOCK))
+
+
+class _QKPools:
+    """Per-seed Q and K pools that grow in whole blocks; shared, read-only, LRU-bounded."""
+
+    def __init__(self, max_seeds: int) -> None:
+        self._max_seeds = max_seeds
+        self._pools: OrderedDict[int, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, seed: int, n: int, d_k: int) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            pools = self._pools.get(seed)
+            if pools is None or pools[0].shape[0] < n or pools[0].shape[1] < d_k:
+                have_n, have_d = pools[0].shape if pools is not None else (0, 0)
+                pools = (
+                    self._build(seed, 0, max(n, have_n), max(d_k, have_d)),
+                    self._build(seed, 1, max(n, have_n), max(d_k, have_d)),
+                )
+                self._pools[seed] = pools
+            self._pools.move_to_end(seed)
+            while len(self._pools) > self._max_seeds:
+                self._pools.popitem(last=False)
+            return pools
+
+    @staticmethod
+    def _build(seed: int, matrix: int, n: int, d_k: int) -> np.ndarray:
+        token_blocks = -(-n // QK_BLOCK)
+        dim_blocks = -(-d_k // QK_BLOCK)
+        pool = np.empty((token_blocks * QK_BLOCK, dim_blocks * QK_BLOCK))
+        for i in range(token_blocks):
+            for j in range(dim_blocks):
+                pool[i * QK_BLOCK : (i + 1) * QK_BLOCK, j * QK_BLOCK : (j + 1) * QK_BLOCK] = (
+                    _qk_block(seed, matrix, i, j)
+                )
+        pool.flags.writeable = False
+        return pool
+
+
+_QK_POOLS = _QKPools(QK_POOL_SEEDS)
+
+
+def sample_qk(n: int, d_k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Nested, deterministic standard-normal queries and keys, each of shape (n, d_k).
+
+    Entry (i, j) of Q (and of K) depends only on the seed, i and j: increasing ``d_k`` adds
+    dimensions to the same tokens, increasing ``n`` adds tokens, so a slider move never
+    reshuffles what is on screen. Entries are generated in 64×64 blocks, each from its own
+    ``np.random.default_rng([seed, matrix, token_block, dim_block])``, so any size works.
+
+    The returned arrays are read-only views of float64 pools shared by every caller. The
+    pools of a seed grow to the largest (n, d_k) asked for, rounded up to 64: 2 × 8 bytes
+    × n × d_k, that is 16 MiB per seed at n = d_k = 1024. At most :data:`QK_POOL_SEEDS`
+    seeds are kept (least recently used dropped): 64 MiB in all at that size.
+
+    Raises:
+        ValueError: if ``n`` or ``d_k`` is not an integer ≥ 1, or ``seed`` not one ≥ 0.
+    """
+    n = positive_int("n", n)
+    d_k = positive_int("d_k", d_k)
+    q_pool, k_pool = _QK_POOLS.get(_seed(seed), n, d_k)
+    return q_pool[:n, :d_k], k_pool[:n, :d_k]
+
+
+@lru_cache(maxsize=2)
+def _dot_product_table(seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    q, k = rng.normal(size=(2, DOT_POOL_PAIRS, DOT_POOL_MAX_D))
+    np.multiply(q, k, out=q)
+    del k
+    # Row d-1 holds the dot products over the first d dimensions: contiguous per d_k.
+    table = np.cumsum(q, axis=1).T.astype(np.float32, order="C")
+    table.flags.writeable = False
+    return table
+
+
+def dot_product_pool(d_k: int, seed: int = 0) -> np.ndarray:
+    """The raw dot products of 10,000 fixed (q, k) pairs over their first ``d_k`` dimensions.
+
+    The pairs are the lesson's draw ``q, k = default_rng(seed).normal(size=(2, 10_000,
+    1024))``; a table of prefix sums over dimensions makes every d_k a lookup, not a
+    resample, so the histogram changes smoothly as d_k moves. At d_k = 1024 the values equal
+    ``sample_dot_products(1024, 10_000, np.random.default_rng(seed))`` (to float32
+    precision). With seed 0 the standard deviation rounds to 2.0 at d_k = 4 and 32.0 at
+    d_k = 1024, the lesson's numbers.
+
+    The table is float32, 1024 × 10,000 × 4 bytes = 39 MiB per seed; the two most recently
+    used seeds are kept. The returned array is a read-only float32 view.
+
+    Raises:
+        ValueError: if ``d_k`` is not an integer in [1, 1024] or ``seed`` not one ≥ 0.
+    """
+    d_k = positive_int("d_k", d_k)
+    if d_k > DOT_POOL_MAX_D:
+        raise ValueError(f"d_k must be ≤ {DOT_POOL_MAX_D} for the dot-product pool: got {d_k}")
+    return _dot_product_table(_seed(seed))[d_k - 1]
