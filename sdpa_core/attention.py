@@ -34,15 +34,22 @@ def softmax(x: np.typing.ArrayLike, axis: int = -1) -> np.ndarray:
     float32; anything else is computed in float64.
 
     Raises:
-        ValueError: if ``x`` holds NaN or ``+inf``, or ``axis`` is out of range.
+        ValueError: if ``x`` holds NaN or ``+inf``, ``axis`` is out of range or the axis
+            is empty.
     """
     array = as_float_array("x", x)
     if array.ndim == 0:
         raise ValueError("x must have at least one dimension: got a scalar")
     if not -array.ndim <= axis < array.ndim:
         raise ValueError(f"axis {axis} is out of range for an array with {array.ndim} dimensions")
+    if array.shape[axis] == 0:
+        raise ValueError(
+            f"x must have at least one entry along axis {axis}: got shape {array.shape}"
+        )
     if np.isposinf(array).any():
-        raise ValueError("x contains +inf: softmax needs finite logits or -inf for excluded entries")
+        raise ValueError(
+            "x contains +inf: softmax needs finite logits or -inf for excluded entries"
+        )
     return _softmax_inplace(array.copy(), axis)
 
 
@@ -60,7 +67,8 @@ def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> None:
     for name, array in (("q", q), ("k", k), ("v", v)):
         if array.ndim < 2:
             raise ValueError(
-                f"{name} must have at least 2 dimensions (tokens, features): got shape {array.shape}"
+                f"{name} must have at least 2 dimensions (tokens, features): "
+                f"got shape {array.shape}"
             )
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
@@ -68,11 +76,12 @@ def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> None:
         )
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(
-            "k and v must have the same number of keys n_k: "
-            f"got {k.shape[-2]} and {v.shape[-2]}"
+            f"k and v must have the same number of keys n_k: got {k.shape[-2]} and {v.shape[-2]}"
         )
     if q.shape[-1] < 1:
         raise ValueError("d_k must be ≥ 1: q and k have an empty last dimension")
+    if k.shape[-2] < 1:
+        raise ValueError("n_k must be ≥ 1: k and v hold no keys, so there is nothing to attend to")
     try:
         np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
@@ -119,8 +128,8 @@ def scores_logits(
     Masked-out entries (mask False) are ``-inf``. Arguments are as in :func:`attention`,
     which this function shares its validation with.
     """
-    q_arr = as_float_array("q", q)
-    k_arr = as_float_array("k", k)
+    q_arr = as_float_array("q", q, finite=True)
+    k_arr = as_float_array("k", k, finite=True)
     _check_shapes(q_arr, k_arr, k_arr)
     return _logits(q_arr, k_arr, scale, temperature, mask, bias)
 
@@ -137,11 +146,15 @@ def _logits(
     factor = (1.0 / math.sqrt(d_k) if scale is None else finite_real("scale", scale)) / (
         positive_finite("temperature", temperature)
     )
-    scores = np.matmul(q, np.swapaxes(k, -1, -2))
-    if factor != 1.0:
-        scores *= scores.dtype.type(factor)
+    # Overflow is detected just below and reported as a ValueError, so NumPy's warning is noise.
+    with np.errstate(over="ignore"):
+        scores = np.matmul(q, np.swapaxes(k, -1, -2))
+        if factor != 1.0:
+            scores *= scores.dtype.type(factor)
     if not np.isfinite(scores).all():
-        raise ValueError("the scores overflowed to infinity: q and k are too large for their dtype")
+        raise ValueError(
+            "the scores overflowed to infinity: q, k or the scale are too large for their dtype"
+        )
     if bias is not None:
         bias_arr = as_float_array("bias", bias)
         if np.isposinf(bias_arr).any():
@@ -153,14 +166,16 @@ def _logits(
                 f"bias of shape {bias_arr.shape} does not broadcast to the scores' shape "
                 f"{scores.shape}"
             ) from None
-        scores = scores + bias_arr.astype(scores.dtype, copy=False)
+        with np.errstate(over="ignore"):
+            scores = scores + bias_arr.astype(scores.dtype, copy=False)
         if np.isposinf(scores).any():
             raise ValueError("scores + bias overflowed to +inf: the bias is too large")
     resolved = _resolve_mask(mask, scores.shape)
     if resolved is not None:
-        if resolved.ndim > scores.ndim:
-            scores = np.broadcast_to(scores, np.broadcast_shapes(resolved.shape, scores.shape))
-            scores = scores.copy()
+        full_shape = np.broadcast_shapes(resolved.shape, scores.shape)
+        if full_shape != scores.shape:
+            # The mask carries batch dimensions the scores lack (e.g. one mask per head).
+            scores = np.broadcast_to(scores, full_shape).copy()
         np.copyto(scores, -np.inf, where=~resolved)
     return scores
 
@@ -193,16 +208,24 @@ def attention(
     would give NaN). Float32 inputs compute in float32, anything else in float64.
 
     Raises:
-        ValueError: on mismatched shapes, NaN inputs, a temperature that is ≤ 0 or not
-            finite, a non-finite scale, a mask of the wrong shape or dtype, or overflow.
+        ValueError: on mismatched shapes, no keys, NaN or infinite q, k or v, a temperature
+            that is ≤ 0 or not finite, a non-finite scale, a mask of the wrong shape or dtype,
+            a bias with NaN or +inf, or overflow.
     """
-    q_arr = as_float_array("q", q)
-    k_arr = as_float_array("k", k)
-    v_arr = as_float_array("v", v)
+    q_arr = as_float_array("q", q, finite=True)
+    k_arr = as_float_array("k", k, finite=True)
+    # An infinite value would leak into the output as inf, or as NaN where its weight is 0.
+    v_arr = as_float_array("v", v, finite=True)
     _check_shapes(q_arr, k_arr, v_arr)
     dtype = np.result_type(q_arr, k_arr, v_arr)
-    scores = _logits(q_arr.astype(dtype, copy=False), k_arr.astype(dtype, copy=False),
-                     scale, temperature, mask, bias)
+    scores = _logits(
+        q_arr.astype(dtype, copy=False),
+        k_arr.astype(dtype, copy=False),
+        scale,
+        temperature,
+        mask,
+        bias,
+    )
     weights = _softmax_inplace(scores, axis=-1)
     output = np.matmul(weights, v_arr.astype(weights.dtype, copy=False))
     return output, weights

@@ -107,9 +107,16 @@ class CollapseCurve:
     jacobian_norm: Band
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
 def _band(per_trial: np.ndarray) -> Band:
     low, high = np.quantile(per_trial, [0.1, 0.9], axis=1)
-    return Band(per_trial.mean(axis=1), low, high)
+    # The band is shared through the cache: a caller writing into it would corrupt every
+    # later call with the same arguments.
+    return Band(_read_only(per_trial.mean(axis=1)), _read_only(low), _read_only(high))
 
 
 @lru_cache(maxsize=32)
@@ -121,16 +128,12 @@ def _collapse_curve(
         # One generator per d_k: a curve point does not depend on which others were asked for.
         rng = np.random.default_rng([seed, d_k, n, trials])
         q, k = rng.standard_normal((2, trials, n, d_k))
-        _, weights = attention(
-            q, k, k, scale=None if scaled else 1.0, temperature=temperature
-        )
+        _, weights = attention(q, k, k, scale=None if scaled else 1.0, temperature=temperature)
         entropy[row] = row_entropy(weights).mean(axis=-1)
         peak[row] = max_weight(weights).mean(axis=-1)
         jacobian[row] = softmax_jacobian_norm(weights).mean(axis=-1)
-    for array in (entropy, peak, jacobian):
-        array.flags.writeable = False
     return CollapseCurve(
-        d_values=np.asarray(d_values),
+        d_values=_read_only(np.asarray(d_values)),
         entropy=_band(entropy),
         max_weight=_band(peak),
         jacobian_norm=_band(jacobian),

@@ -8,18 +8,26 @@ from numbers import Integral, Real
 import numpy as np
 
 
-def as_float_array(name: str, value: object) -> np.ndarray:
-    """Return ``value`` as a floating NumPy array, rejecting NaN and non-numeric input.
+def as_float_array(name: str, value: object, *, finite: bool = False) -> np.ndarray:
+    """Return ``value`` as a float32 or float64 NumPy array, rejecting NaN and non-numeric input.
 
-    Float32 and float64 arrays keep their dtype; integers and booleans become float64.
+    Float32 and float64 arrays keep their dtype; every other real dtype (integers, booleans,
+    float16, long double) becomes float64, so callers compute in one of the two precisions
+    their docstrings promise. With ``finite=True`` infinite entries are rejected too.
     """
     array = np.asarray(value)
     if array.dtype.kind not in "biuf":
         raise ValueError(f"{name} must be a real numeric array: got dtype {array.dtype}")
-    if array.dtype.kind != "f":
+    if array.dtype not in (np.float32, np.float64):
         array = array.astype(np.float64)
+    # One isfinite pass covers the common all-finite case; only a failure pays for the
+    # second pass that tells NaN from inf apart for the message.
+    if finite and np.isfinite(array).all():
+        return array
     if np.isnan(array).any():
         raise ValueError(f"{name} contains NaN: every entry must be a number")
+    if finite:
+        require_finite(name, array)
     return array
 
 

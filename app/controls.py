@@ -1,0 +1,122 @@
+"""The sidebar's widgets, each bound two ways to one parameter of the SimulationState.
+
+Material UI widgets (panel-material-ui) are used because they expose their label as the
+accessible name of the slider, switch or button.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import panel as pn
+import panel_material_ui as pmui
+
+from app.controls_spec import (
+    D_K_BOUNDS,
+    D_K_GRID,
+    N_GRID,
+    SEED_BOUNDS,
+    TEMPERATURE_GRID,
+    VIEWS,
+    nearest_on_grid,
+)
+from app.state import SimulationState
+
+
+def _bind(
+    widget: pn.widgets.Widget,
+    state: SimulationState,
+    name: str,
+    to_widget: Callable[[object], object] = lambda value: value,
+) -> pn.widgets.Widget:
+    """Keep ``widget.value`` and ``state.<name>`` in step, both ways, without echo loops.
+
+    ``to_widget`` maps a state value to the widget value that shows it (the nearest slider
+    position, say); a widget move is written to the state only if it shows something new,
+    so an exact value set elsewhere is not rounded away by its own echo.
+    """
+    widget.value = to_widget(getattr(state, name))
+
+    def from_state(event: object) -> None:
+        widget.value = to_widget(getattr(state, name))
+
+    def from_widget(event: object) -> None:
+        if to_widget(getattr(state, name)) != widget.value:
+            setattr(state, name, widget.value)
+
+    state.param.watch(from_state, name)
+    widget.param.watch(from_widget, "value")
+    return widget
+
+
+def _log_slider(label: str, grid: list, formatter: str) -> pmui.DiscreteSlider:
+    return pmui.DiscreteSlider(
+        label=label, options=grid, formatter=formatter, sizing_mode="stretch_width"
+    )
+
+
+def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
+    """The widgets of the sidebar, top to bottom, bound to ``state``."""
+    d_k_slider = _bind(
+        _log_slider("d_k (key dimension)", D_K_GRID, "%d"),
+        state,
+        "d_k",
+        lambda value: nearest_on_grid(value, D_K_GRID),
+    )
+    d_k_exact = _bind(
+        pmui.IntInput(
+            label="exact d_k",
+            format="0",
+            start=D_K_BOUNDS[0],
+            end=D_K_BOUNDS[1],
+            sizing_mode="stretch_width",
+            description="Type any whole number from 1 to 1024; the slider moves in log steps.",
+        ),
+        state,
+        "d_k",
+    )
+    temperature = _bind(
+        _log_slider("temperature", TEMPERATURE_GRID, "%g"),
+        state,
+        "temperature",
+        lambda value: nearest_on_grid(value, TEMPERATURE_GRID),
+    )
+    n = _bind(
+        _log_slider("sequence length n", N_GRID, "%d"),
+        state,
+        "n",
+        lambda value: nearest_on_grid(value, N_GRID),
+    )
+    scaled = _bind(pmui.Switch(label="scale by 1/√d_k"), state, "scaled")
+    view = _bind(
+        pmui.RadioButtonGroup(
+            label="heatmap view",
+            options={label: key for key, label in VIEWS.items()},
+            orientation="vertical",
+            sizing_mode="stretch_width",
+        ),
+        state,
+        "view",
+    )
+    causal = _bind(pmui.Switch(label="causal mask"), state, "causal")
+    seed = _bind(
+        pmui.IntInput(
+            label="seed", start=SEED_BOUNDS[0], end=SEED_BOUNDS[1], sizing_mode="stretch_width"
+        ),
+        state,
+        "seed",
+    )
+    resample = pmui.Button(
+        label="Resample", icon="casino", variant="outlined", sizing_mode="stretch_width"
+    )
+    resample.on_click(lambda event: state.resample())
+    return [
+        d_k_slider,
+        d_k_exact,
+        temperature,
+        n,
+        scaled,
+        causal,
+        view,
+        pmui.Row(seed, resample, sizing_mode="stretch_width"),
+    ]

@@ -1,0 +1,154 @@
+"""Pure functions from the simulation's controls to the arrays the views draw.
+
+All numerics come from :mod:`sdpa_core`; this module only chooses what to compute, caches
+what sessions can share (read-only), and converts to the float32 the browser receives.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+import sdpa_core
+
+HISTOGRAM_BINS = 60
+"""Bins of the dot-product histograms."""
+
+HISTOGRAM_HALF_WIDTH = 4.5
+"""Histograms span ±4.5 standard deviations of their theoretical normal law."""
+
+
+@lru_cache(maxsize=8)
+def raw_scores(n: int, d_k: int, seed: int) -> np.ndarray:
+    """The raw scores q·k (n×n, float64, read-only) of the app's sampled Q and K.
+
+    Shared by all sessions: only n, d_k and the seed change them, so temperature, scale
+    and mask changes never redo the matmul. At most 8 matrices (8 MiB each at n = 1024).
+    """
+    q, k = sdpa_core.sample_qk(n, d_k, seed)
+    scores = sdpa_core.scores_logits(q, k, scale=1.0)
+    scores.flags.writeable = False
+    return scores
+
+
+@dataclass(frozen=True)
+class ScoreImages:
+    """The raw and scaled score matrices as the heatmap draws them.
+
+    Contiguous float32 (what Bokeh sends as binary) with NaN in masked cells, so they are
+    drawn in the mask colour. The limits are the largest |score| of each (for the colour bar).
+    """
+
+    raw_image: np.ndarray
+    scaled_image: np.ndarray
+    raw_limit: float
+    scaled_limit: float
+
+
+@lru_cache(maxsize=8)
+def score_images(n: int, d_k: int, seed: int, causal: bool) -> ScoreImages:
+    """Display images of the raw scores and of the scores / √d_k. Cached, shared, read-only."""
+    raw = raw_scores(n, d_k, seed)
+    mask = sdpa_core.causal_mask(n, n) if causal else None
+    images = ScoreImages(
+        raw_image=_image(raw, mask),
+        scaled_image=_image(raw / math.sqrt(d_k), mask),
+        raw_limit=float(np.abs(raw).max()),
+        scaled_limit=float(np.abs(raw).max() / math.sqrt(d_k)),
+    )
+    images.raw_image.flags.writeable = False
+    images.scaled_image.flags.writeable = False
+    return images
+
+
+@dataclass(frozen=True)
+class WeightsFrame:
+    """Attention weights of one state and the collapse readouts computed from them.
+
+    ``weights`` is the float64 truth (masked cells exactly 0); ``weights_image`` the float32
+    copy the heatmap draws (masked cells NaN). ``uniform_entropy`` is the mean over rows of
+    log(number of keys a row may attend to): the entropy of uniform attention, the maximum;
+    ``uniform_max_weight`` the mean max weight of uniform attention, the minimum.
+    """
+
+    weights: np.ndarray
+    weights_image: np.ndarray
+    mean_max_weight: float
+    mean_entropy: float
+    uniform_entropy: float
+    uniform_max_weight: float
+
+
+def weights_frame(
+    raw: np.ndarray, d_k: int, *, scaled: bool, temperature: float, causal: bool
+) -> WeightsFrame:
+    """Attention weights from raw scores for the given scale, temperature and mask."""
+    n_q, n_k = raw.shape
+    mask = sdpa_core.causal_mask(n_q, n_k) if causal else None
+    scale = 1.0 / math.sqrt(d_k) if scaled else 1.0
+    # The softmax sees the same logits as sdpa_core.attention(q, k, v, scale=scale,
+    # temperature=temperature, mask=mask); the model tests check that equality.
+    logits = raw * (scale / temperature)
+    if mask is not None:
+        logits[~mask] = -np.inf
+    weights = sdpa_core.softmax(logits)
+    visible_keys = mask.sum(axis=1) if mask is not None else np.full(n_q, n_k)
+    return WeightsFrame(
+        weights=weights,
+        weights_image=_image(weights, mask),
+        mean_max_weight=float(sdpa_core.max_weight(weights).mean()),
+        mean_entropy=float(sdpa_core.row_entropy(weights).mean()),
+        uniform_entropy=float(np.log(visible_keys).mean()),
+        uniform_max_weight=float((1.0 / visible_keys).mean()),
+    )
+
+
+def _image(values: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    image = np.ascontiguousarray(values, dtype=np.float32)
+    if image is values:
+        image = image.copy()
+    if mask is not None:
+        image[~mask] = np.nan
+    return image
+
+
+@dataclass(frozen=True)
+class HistogramFrame:
+    """A histogram of dot products against the density of its theoretical normal law."""
+
+    left: np.ndarray
+    right: np.ndarray
+    density: np.ndarray
+    curve_x: np.ndarray
+    curve_y: np.ndarray
+    std: float
+    expected_std: float
+    count: int
+
+
+def _histogram_frame(values: np.ndarray, variance: float) -> HistogramFrame:
+    half_width = HISTOGRAM_HALF_WIDTH * math.sqrt(variance)
+    density, edges = sdpa_core.histogram(values, HISTOGRAM_BINS, (-half_width, half_width))
+    curve_x = np.linspace(-half_width, half_width, 241)
+    return HistogramFrame(
+        left=edges[:-1],
+        right=edges[1:],
+        density=density,
+        curve_x=curve_x,
+        curve_y=sdpa_core.normal_pdf(curve_x, variance),
+        std=float(np.std(values, dtype=np.float64)),
+        expected_std=math.sqrt(variance),
+        count=int(values.size),
+    )
+
+
+@lru_cache(maxsize=64)
+def dot_product_histograms(d_k: int, seed: int) -> tuple[HistogramFrame, HistogramFrame]:
+    """Histograms of the 10,000 pooled raw dot products (against Normal(0, d_k)) and of the
+    same dot products divided by √d_k (against Normal(0, 1)). Cached and shared."""
+    raw = sdpa_core.dot_product_pool(d_k, seed)
+    scaled = raw / np.float32(math.sqrt(d_k))
+    return _histogram_frame(raw, float(d_k)), _histogram_frame(scaled, 1.0)

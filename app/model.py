@@ -1,0 +1,86 @@
+"""The app model: the state and the data derived from it, recomputed only where it changed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import param
+
+from app.derived import (
+    HistogramFrame,
+    ScoreImages,
+    WeightsFrame,
+    dot_product_histograms,
+    raw_scores,
+    score_images,
+    weights_frame,
+)
+from app.state import SimulationState
+
+SCORES = "scores"
+WEIGHTS = "weights"
+HISTOGRAMS = "histograms"
+VIEW = "view"
+
+INPUTS = {
+    SCORES: frozenset({"n", "d_k", "seed", "causal"}),
+    WEIGHTS: frozenset({"n", "d_k", "seed", "causal", "scaled", "temperature"}),
+    HISTOGRAMS: frozenset({"d_k", "seed"}),
+    VIEW: frozenset({"view"}),
+}
+"""Each derived part → the controls it depends on."""
+
+CONTROLS = frozenset().union(*INPUTS.values())
+
+
+class SimulationModel(param.Parameterized):
+    """The simulation without a server: a :class:`SimulationState` and what it implies.
+
+    :meth:`refresh` recomputes only the parts that depend on the controls that changed and
+    names them, so the views send only those to the browser.
+    """
+
+    state = param.ClassSelector(
+        class_=SimulationState, constant=True, doc="The controls the student has set."
+    )
+    scores = param.ClassSelector(
+        class_=ScoreImages, doc="Raw and scaled score images (depend on n, d_k, seed, mask)."
+    )
+    weights = param.ClassSelector(
+        class_=WeightsFrame, doc="Attention weights and collapse readouts of the state."
+    )
+    raw_histogram = param.ClassSelector(
+        class_=HistogramFrame, doc="Histogram of the raw dot products against Normal(0, d_k)."
+    )
+    scaled_histogram = param.ClassSelector(
+        class_=HistogramFrame, doc="Histogram of the dot products / √d_k against Normal(0, 1)."
+    )
+
+    def __init__(self, state: SimulationState | None = None, **params: object) -> None:
+        super().__init__(state=state or SimulationState(), **params)
+        self.refresh(CONTROLS)
+
+    def refresh(self, changed: Iterable[str]) -> set[str]:
+        """Recompute what depends on the ``changed`` controls; return the parts that changed.
+
+        The parts are ``"scores"``, ``"weights"``, ``"histograms"`` and ``"view"`` (the
+        heatmap's view changed, which needs no new data).
+        """
+        changed = set(changed)
+        parts = {part for part, inputs in INPUTS.items() if changed & inputs}
+        state = self.state
+        if SCORES in parts:
+            self.scores = score_images(state.n, state.d_k, state.seed, state.causal)
+        if WEIGHTS in parts:
+            self.weights = weights_frame(
+                raw_scores(state.n, state.d_k, state.seed),
+                state.d_k,
+                scaled=state.scaled,
+                temperature=state.temperature,
+                causal=state.causal,
+            )
+        if HISTOGRAMS in parts:
+            self.raw_histogram, self.scaled_histogram = dot_product_histograms(
+                state.d_k, state.seed
+            )
+        return parts

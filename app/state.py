@@ -1,0 +1,60 @@
+"""The simulation's state: every control as a bounded, documented parameter."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import param
+
+from app.controls_spec import (
+    D_K_BOUNDS,
+    D_K_DEFAULT,
+    N_BOUNDS,
+    N_DEFAULT,
+    SEED_BOUNDS,
+    TEMPERATURE_BOUNDS,
+    TEMPERATURE_DEFAULT,
+    VIEWS,
+)
+from app.query import PARSERS, format_query_value, parse_query
+
+
+class SimulationState(param.Parameterized):
+    """What the student has chosen: the controls of the simulation, nothing derived.
+
+    Values set from untrusted sources go through :meth:`apply_query`, which clamps or
+    ignores bad ones and explains each in :attr:`notice`.
+    """
+
+    d_k = param.Integer(
+        default=D_K_DEFAULT, bounds=D_K_BOUNDS, doc="Key (and query) dimension d_k."
+    )
+    temperature = param.Number(
+        default=TEMPERATURE_DEFAULT,
+        bounds=TEMPERATURE_BOUNDS,
+        doc="Softmax temperature: logits are divided by it; higher is flatter, lower sharper.",
+    )
+    n = param.Integer(
+        default=N_DEFAULT, bounds=N_BOUNDS, doc="Sequence length: number of queries and keys."
+    )
+    scaled = param.Boolean(default=True, doc="Divide the raw scores by √d_k before the softmax.")
+    view = param.Selector(default="weights", objects=list(VIEWS), doc="What the heatmap shows.")
+    causal = param.Boolean(default=False, doc="Causal mask: query i may attend only to keys j ≤ i.")
+    seed = param.Integer(default=0, bounds=SEED_BOUNDS, doc="Seed of the sampled queries and keys.")
+    notice = param.String(
+        default="", doc="Plain-text explanation of the query values that were fixed or ignored."
+    )
+
+    def apply_query(self, args: Mapping[str, Sequence[bytes | str] | bytes | str]) -> None:
+        """Set the controls from untrusted query arguments; explain what was fixed in ``notice``."""
+        parsed = parse_query(args)
+        self.param.update(**parsed.values)
+        self.notice = " ".join(parsed.notices)
+
+    def resample(self) -> None:
+        """Move to the next seed: a fresh draw of Q and K (and of the histogram's pairs)."""
+        self.seed = self.seed + 1 if self.seed < SEED_BOUNDS[1] else 0
+
+    def query(self) -> dict[str, str]:
+        """The controls as URL query values, in the order the URL shows them."""
+        return {name: format_query_value(getattr(self, name)) for name in PARSERS}

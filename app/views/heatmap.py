@@ -1,0 +1,145 @@
+"""The score-matrix heatmap: one Bokeh ``image`` glyph, built once, updated in place."""
+
+from __future__ import annotations
+
+from bokeh.models import (
+    ColorBar,
+    ColumnDataSource,
+    CustomJSHover,
+    HoverTool,
+    LinearColorMapper,
+    Range1d,
+)
+from bokeh.palettes import RdBu11, Viridis256, interp_palette
+from bokeh.plotting import figure
+
+from app.model import SCORES, VIEW, WEIGHTS, SimulationModel
+
+WEIGHTS_PALETTE = Viridis256
+"""Sequential and colour-blind safe; weights always span the fixed range [0, 1]."""
+
+SCORES_PALETTE = interp_palette(RdBu11, 255)
+"""Diverging and colour-blind safe (blue negative, red positive), symmetric around 0."""
+
+MASK_COLOUR = "#9e9e9e"
+
+VIEW_COLUMNS = {"weights": "weight", "scaled": "scaled", "raw": "raw"}
+"""Heatmap view → the source column its image glyph draws."""
+
+TITLES = {
+    "weights": "Attention weights: softmax of each query's row (each row sums to 1)",
+    "scaled": "Scaled scores q·k / √d_k",
+    "raw": "Raw scores q·k",
+}
+COLOUR_BAR_TITLES = {"weights": "weight", "scaled": "q·k / √d_k", "raw": "q·k"}
+
+_CELL_INDEX = CustomJSHover(code="return String(Math.floor(value))")
+_CELL_VALUE = CustomJSHover(code="return Number.isNaN(value) ? 'masked' : value.toPrecision(4)")
+
+
+class HeatmapView:
+    """The n×n score or weight matrix: query i down the rows (0 at the top), key j across.
+
+    The source holds the raw scores, the scaled scores and the weights as three float32
+    images, so the hover shows all three; the view only changes which column the glyph
+    draws and the colour mapper's range and palette, in place.
+    """
+
+    def __init__(self, model: SimulationModel) -> None:
+        n = model.state.n
+        self.source = ColumnDataSource(self._data(model))
+        self.mapper = LinearColorMapper(
+            palette=WEIGHTS_PALETTE, low=0.0, high=1.0, nan_color=MASK_COLOUR
+        )
+        self.figure = figure(
+            name="heatmap",
+            title=TITLES["weights"],
+            x_range=Range1d(0, n, bounds="auto"),
+            y_range=Range1d(n, 0, bounds="auto"),
+            x_axis_label="key j",
+            y_axis_label="query i",
+            sizing_mode="stretch_width",
+            height=460,
+            min_width=280,
+            toolbar_location="above",
+            tools="pan,wheel_zoom,box_zoom,reset,save",
+            active_scroll=None,
+        )
+        self.figure.title.text_font_size = "13px"
+        self.figure.grid.visible = False
+        self.renderer = self.figure.image(
+            image="weight",
+            x="x",
+            y="y",
+            dw="dw",
+            dh="dh",
+            source=self.source,
+            color_mapper=self.mapper,
+            name="heatmap_image",
+        )
+        self.colour_bar = ColorBar(
+            color_mapper=self.mapper,
+            title="weight",
+            width=12,
+            title_text_font_size="12px",
+            major_label_text_font_size="11px",
+            padding=4,
+        )
+        self.figure.add_layout(self.colour_bar, "right")
+        self.figure.add_tools(
+            HoverTool(
+                renderers=[self.renderer],
+                tooltips=[
+                    ("query i", "$y{cell}"),
+                    ("key j", "$x{cell}"),
+                    ("raw score", "@raw{value}"),
+                    ("scaled score", "@scaled{value}"),
+                    ("weight", "@weight{value}"),
+                ],
+                formatters={
+                    "$x": _CELL_INDEX,
+                    "$y": _CELL_INDEX,
+                    "@raw": _CELL_VALUE,
+                    "@scaled": _CELL_VALUE,
+                    "@weight": _CELL_VALUE,
+                },
+            )
+        )
+        self._apply_view(model)
+
+    @staticmethod
+    def _data(model: SimulationModel) -> dict[str, list]:
+        n = model.state.n
+        return {
+            "raw": [model.scores.raw_image],
+            "scaled": [model.scores.scaled_image],
+            "weight": [model.weights.weights_image],
+            "x": [0],
+            "y": [0],
+            "dw": [n],
+            "dh": [n],
+        }
+
+    def update(self, model: SimulationModel, parts: set[str]) -> None:
+        """Send what ``parts`` changed: everything on new scores, only the weights otherwise."""
+        if SCORES in parts:
+            n = model.state.n
+            self.source.data = self._data(model)
+            self.figure.x_range.update(start=0, end=n)
+            self.figure.y_range.update(start=n, end=0)
+        elif WEIGHTS in parts:
+            self.source.data.update(weight=[model.weights.weights_image])
+        if parts & {SCORES, VIEW}:
+            self._apply_view(model)
+
+    def _apply_view(self, model: SimulationModel) -> None:
+        view = model.state.view
+        self.renderer.glyph.image = VIEW_COLUMNS[view]
+        self.figure.title.text = TITLES[view]
+        self.colour_bar.title = COLOUR_BAR_TITLES[view]
+        if view == "weights":
+            self.mapper.update(palette=WEIGHTS_PALETTE, low=0.0, high=1.0)
+            return
+        scores = model.scores
+        limit = max(scores.raw_limit if view == "raw" else scores.scaled_limit, 1e-9)
+        self.mapper.update(palette=SCORES_PALETTE, low=-limit, high=limit)

@@ -1,0 +1,104 @@
+"""Histograms of the pooled dot products against their normal laws, updated in place."""
+
+from __future__ import annotations
+
+from bokeh.core.properties import value
+from bokeh.models import ColumnDataSource, DataRange1d, Range1d
+from bokeh.plotting import figure
+
+from app.derived import HistogramFrame
+from app.model import HISTOGRAMS, SimulationModel
+
+BAR_COLOUR = "#4c78a8"
+CURVE_COLOUR = "#e45756"
+
+
+class HistogramView:
+    """One histogram (bars) with the density of its theoretical normal law drawn over it."""
+
+    def __init__(self, name: str, frame: HistogramFrame, x_label: str) -> None:
+        self.bars = ColumnDataSource(self._bars(frame))
+        self.curve = ColumnDataSource(self._curve(frame))
+        self.figure = figure(
+            name=name,
+            x_range=Range1d(float(frame.left[0]), float(frame.right[-1])),
+            y_range=DataRange1d(start=0, only_visible=True),
+            x_axis_label=x_label,
+            y_axis_label="density",
+            sizing_mode="stretch_width",
+            height=230,
+            min_width=260,
+            toolbar_location=None,
+            tools="",
+        )
+        self.figure.title.text_font_size = "13px"
+        self.figure.quad(
+            left="left",
+            right="right",
+            top="top",
+            bottom=0,
+            source=self.bars,
+            fill_color=BAR_COLOUR,
+            fill_alpha=0.55,
+            line_color=BAR_COLOUR,
+            line_alpha=0.8,
+            legend_label="10,000 pairs",
+        )
+        self.figure.line(
+            x="x",
+            y="y",
+            source=self.curve,
+            line_color=CURVE_COLOUR,
+            line_width=2.5,
+            legend_label="normal law",
+        )
+        legend = self.figure.legend[0]
+        legend.orientation = "horizontal"
+        legend.label_text_font_size = "11px"
+        legend.padding = 2
+        legend.margin = 0
+        legend.spacing = 12
+        legend.border_line_alpha = 0
+        # Above the plot, so the legend never hides the bars or the curve.
+        self.figure.add_layout(legend, "above")
+
+    @staticmethod
+    def _bars(frame: HistogramFrame) -> dict:
+        return {"left": frame.left, "right": frame.right, "top": frame.density}
+
+    @staticmethod
+    def _curve(frame: HistogramFrame) -> dict:
+        return {"x": frame.curve_x, "y": frame.curve_y}
+
+    def show(self, frame: HistogramFrame, title: str, curve_label: str) -> None:
+        """Draw ``frame``: new bars, curve, x range, title and curve label, all in place."""
+        self.bars.data = self._bars(frame)
+        self.curve.data = self._curve(frame)
+        self.figure.x_range.update(start=float(frame.left[0]), end=float(frame.right[-1]))
+        self.figure.title.text = title
+        self.figure.legend.items[1].label = value(curve_label)
+
+
+class DotProductHistograms:
+    """Raw q·k against Normal(0, d_k), and q·k / √d_k against Normal(0, 1), side by side."""
+
+    def __init__(self, model: SimulationModel) -> None:
+        self.raw = HistogramView("raw_histogram", model.raw_histogram, "q·k")
+        self.scaled = HistogramView("scaled_histogram", model.scaled_histogram, "q·k / √d_k")
+        self.update(model, {HISTOGRAMS})
+
+    def update(self, model: SimulationModel, parts: set[str]) -> None:
+        """Redraw both histograms when d_k or the seed changed."""
+        if HISTOGRAMS not in parts:
+            return
+        d_k = model.state.d_k
+        self.raw.show(
+            model.raw_histogram,
+            f"Raw q·k at d_k = {d_k}: std ≈ √d_k = {d_k**0.5:.3g}",
+            f"Normal(0, {d_k})",
+        )
+        self.scaled.show(
+            model.scaled_histogram,
+            f"Scaled q·k / √d_k at d_k = {d_k}: std ≈ 1",
+            "Normal(0, 1)",
+        )

@@ -1,0 +1,91 @@
+"""Number readouts: the spread of the dot products and how collapsed the softmax is."""
+
+from __future__ import annotations
+
+import math
+
+import panel as pn
+
+from app.model import HISTOGRAMS, WEIGHTS, SimulationModel
+
+READOUT_CSS = """
+.readouts { display: flex; flex-wrap: wrap; gap: 8px; margin: 0; }
+.readout { flex: 1 1 150px; border: 1px solid rgba(127,127,127,0.35); border-radius: 8px;
+           padding: 6px 10px; min-width: 140px; }
+.readout .label { font-size: 12px; opacity: 0.8; }
+.readout .value { font-size: 20px; font-weight: 600; font-variant-numeric: tabular-nums; }
+.readout .ref { font-size: 12px; opacity: 0.8; }
+.verdict { margin: 6px 2px 0; font-size: 14px; }
+"""
+
+ONE_HOT_THRESHOLD = 0.9
+"""Mean max weight above which the rows are called nearly one-hot."""
+
+
+def _tile(test_id: str, label: str, value: str, reference: str) -> str:
+    return (
+        f'<div class="readout" data-testid="{test_id}"><div class="label">{label}</div>'
+        f'<div class="value">{value}</div><div class="ref">{reference}</div></div>'
+    )
+
+
+def verdict(mean_max_weight: float, mean_entropy: float, uniform_entropy: float) -> str:
+    """One sentence that names the regime the weights are in."""
+    if mean_max_weight >= ONE_HOT_THRESHOLD:
+        return "Rows are nearly one-hot: the softmax has collapsed and its gradient vanishes."
+    if uniform_entropy > 0 and mean_entropy >= 0.95 * uniform_entropy:
+        return "Rows are nearly uniform: every key gets about the same weight."
+    return "Rows spread their weight over several keys: the softmax is in its useful range."
+
+
+def readouts_html(model: SimulationModel) -> str:
+    """The readout tiles for the model's current state, as HTML built from numbers only."""
+    state, weights = model.state, model.weights
+    tiles = [
+        _tile(
+            "std-raw",
+            "std of raw q·k",
+            f"{model.raw_histogram.std:.1f}",
+            f"√d_k = {math.sqrt(state.d_k):.1f}",
+        ),
+        _tile(
+            "std-scaled",
+            "std of q·k / √d_k",
+            f"{model.scaled_histogram.std:.1f}",
+            "target 1.0",
+        ),
+        _tile(
+            "max-weight",
+            "mean max weight per row",
+            f"{weights.mean_max_weight:.3f}",
+            f"uniform {weights.uniform_max_weight:.3f} · one-hot 1",
+        ),
+        _tile(
+            "entropy",
+            "mean row entropy (nats)",
+            f"{weights.mean_entropy:.2f}",
+            f"uniform {weights.uniform_entropy:.2f} · one-hot 0",
+        ),
+    ]
+    sentence = verdict(weights.mean_max_weight, weights.mean_entropy, weights.uniform_entropy)
+    return (
+        f'<div class="readouts">{"".join(tiles)}</div>'
+        f'<p class="verdict" data-testid="verdict">{sentence}</p>'
+    )
+
+
+class ReadoutsView:
+    """The readout tiles, re-rendered when the weights or the histograms change."""
+
+    def __init__(self, model: SimulationModel) -> None:
+        self.pane = pn.pane.HTML(
+            readouts_html(model),
+            stylesheets=[READOUT_CSS],
+            sizing_mode="stretch_width",
+            margin=(5, 10),
+        )
+
+    def update(self, model: SimulationModel, parts: set[str]) -> None:
+        """Re-render when the numbers shown can have changed."""
+        if parts & {WEIGHTS, HISTOGRAMS}:
+            self.pane.object = readouts_html(model)
