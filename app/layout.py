@@ -82,19 +82,29 @@ class SimulationApp:
             spacing=1,
             sizing_mode="stretch_width",
         )
-        main = pn.Column(
-            self.notice,
+        content = pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width", margin=(0, 10)),
             plots,
             self.readouts.pane,
             sizing_mode="stretch_width",
         )
-        return pmui.Page(
-            title=TITLE,
-            sidebar=build_controls(self.state),
-            sidebar_width=300,
-            main=[main],
+        controls = pmui.Paper(
+            pn.Column(*build_controls(self.state), sizing_mode="stretch_width"),
+            elevation=1,
+            sizing_mode="stretch_width",
+            margin=(10, 5),
+            css_classes=["controls"],
         )
+        # A grid rather than the template's drawer: beside the plots on wide screens,
+        # stacked above them at 400 px (an iframe in a course page), never hidden.
+        body = pmui.Grid(
+            pmui.Grid(controls, size={"xs": 12, "md": 4, "lg": 3}),
+            pmui.Grid(content, size={"xs": 12, "md": 8, "lg": 9}),
+            container=True,
+            spacing=1,
+            sizing_mode="stretch_width",
+        )
+        return pmui.Page(title=TITLE, main=[self.notice, body])
 
 
 def build_app(query: QueryArgs | None = None) -> pmui.Page:

@@ -1,0 +1,107 @@
+"""The assembled session without a server: controls, views and URL follow the state."""
+
+from __future__ import annotations
+
+import numpy as np
+import panel_material_ui as pmui
+import pytest
+
+from app.controls import build_controls
+from app.controls_spec import D_K_GRID, nearest_on_grid
+from app.layout import TITLE, SimulationApp, build_app
+from app.state import SimulationState
+from app.views.heatmap import SCORES_PALETTE, WEIGHTS_PALETTE
+from app.views.readouts import readouts_html, verdict
+
+
+def heatmap_column(app: SimulationApp, name: str) -> np.ndarray:
+    """The 2-D array a heatmap source column holds."""
+    return app.heatmap.source.data[name][0]
+
+
+def test_page_has_the_title_and_every_plot() -> None:
+    page = build_app()
+    assert page.title == TITLE
+    app = SimulationApp()
+    assert heatmap_column(app, "weight").shape == (32, 32)
+    assert app.histograms.raw.figure.name == "raw_histogram"
+    assert app.histograms.scaled.figure.name == "scaled_histogram"
+
+
+def test_slider_moves_update_sources_in_place() -> None:
+    app = SimulationApp()
+    figure, source = app.heatmap.figure, app.heatmap.source
+    raw_before = heatmap_column(app, "raw")
+    weights_before = heatmap_column(app, "weight").copy()
+    app.state.temperature = 0.2
+    assert app.heatmap.figure is figure and app.heatmap.source is source
+    assert heatmap_column(app, "raw") is raw_before, "a temperature move must not resend scores"
+    assert not np.allclose(heatmap_column(app, "weight"), weights_before)
+    app.state.n = 64
+    assert heatmap_column(app, "weight").shape == (64, 64)
+    assert app.heatmap.source.data["dw"] == [64]
+    assert (app.heatmap.figure.y_range.start, app.heatmap.figure.y_range.end) == (64, 0)
+
+
+def test_view_switches_column_and_colour_bar() -> None:
+    app = SimulationApp()
+    assert app.heatmap.renderer.glyph.image == "weight"
+    assert tuple(app.heatmap.mapper.palette) == tuple(WEIGHTS_PALETTE)
+    assert (app.heatmap.mapper.low, app.heatmap.mapper.high) == (0.0, 1.0)
+    app.state.view = "raw"
+    assert app.heatmap.renderer.glyph.image == "raw"
+    assert tuple(app.heatmap.mapper.palette) == tuple(SCORES_PALETTE)
+    assert app.heatmap.mapper.low == -app.heatmap.mapper.high
+    assert app.heatmap.mapper.high == pytest.approx(np.nanmax(np.abs(heatmap_column(app, "raw"))))
+    app.state.view = "scaled"
+    assert app.heatmap.renderer.glyph.image == "scaled"
+    assert app.heatmap.mapper.high == pytest.approx(app.model.scores.scaled_limit)
+
+
+def test_d_k_updates_histograms_titles_and_readouts() -> None:
+    app = SimulationApp()
+    app.state.d_k = 1024
+    assert "d_k = 1024" in app.histograms.raw.figure.title.text
+    assert app.histograms.raw.figure.x_range.end == pytest.approx(4.5 * 32)
+    html = app.readouts.pane.object
+    assert ">32.0<" in html and "√d_k = 32.0" in html
+
+
+def test_query_sets_state_and_notice() -> None:
+    app = SimulationApp({"d_k": [b"4"], "n": [b"100000"], "view": [b"<b>x</b>"]})
+    assert app.state.d_k == 4 and app.state.n == 1024
+    assert app.notice.visible
+    assert "1024" in app.notice.object and "<" not in app.notice.object
+    quiet = SimulationApp({"d_k": [b"4"]})
+    assert not quiet.notice.visible
+
+
+def test_controls_follow_the_state_both_ways() -> None:
+    state = SimulationState()
+    controls = build_controls(state)
+    sliders = [c for c in controls if isinstance(c, pmui.DiscreteSlider)]
+    d_k_slider, temperature_slider, n_slider = sliders
+    exact = next(c for c in controls if isinstance(c, pmui.IntInput))
+    d_k_slider.value = 128
+    assert state.d_k == 128 and exact.value == 128
+    exact.value = 100  # off the slider's grid: kept exactly, the slider shows the nearest
+    assert state.d_k == 100
+    assert d_k_slider.value == nearest_on_grid(100, D_K_GRID) != 100
+    state.temperature = 3.0
+    assert temperature_slider.value == 3.0
+    n_slider.value = 256
+    assert state.n == 256
+    assert [c.label for c in sliders] == ["d_k (key dimension)", "temperature", "sequence length n"]
+
+
+def test_verdict_names_the_regime() -> None:
+    assert "one-hot" in verdict(0.95, 0.1, 3.4)
+    assert "uniform" in verdict(0.04, 3.4, 3.46)
+    assert "useful range" in verdict(0.2, 2.9, 3.46)
+
+
+def test_readouts_show_lesson_numbers_and_no_nan() -> None:
+    app = SimulationApp({"d_k": [b"4"]})
+    html = readouts_html(app.model)
+    assert ">2.0<" in html and ">1.0<" in html
+    assert "nan" not in html.lower()

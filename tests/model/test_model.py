@@ -1,0 +1,150 @@
+"""The app model without a server: each control changes the derived data it should."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import sdpa_core
+from app.derived import HISTOGRAM_BINS, raw_scores
+from app.model import HISTOGRAMS, SCORES, VIEW, WEIGHTS, SimulationModel
+from app.state import SimulationState
+
+
+def model_with(**controls: object) -> SimulationModel:
+    """A model whose state starts from ``controls``."""
+    return SimulationModel(SimulationState(**controls))
+
+
+def change(model: SimulationModel, **controls: object) -> set[str]:
+    """Set ``controls`` on the model's state and refresh, as the page does."""
+    model.state.param.update(**controls)
+    return model.refresh(controls)
+
+
+def test_default_weights_are_probability_rows() -> None:
+    model = model_with()
+    weights = model.weights.weights
+    assert weights.shape == (32, 32)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-12)
+    image = model.weights.weights_image
+    assert image.dtype == np.float32 and image.flags.c_contiguous
+
+
+@pytest.mark.parametrize(
+    ("controls", "scaled", "temperature", "causal"),
+    [
+        ({}, True, 1.0, False),
+        ({"scaled": False, "d_k": 16}, False, 1.0, False),
+        ({"temperature": 0.3, "causal": True}, True, 0.3, True),
+    ],
+)
+def test_weights_equal_the_core_attention(
+    controls: dict, scaled: bool, temperature: float, causal: bool
+) -> None:
+    """The model's weights are sdpa_core.attention's, for the same sampled Q and K."""
+    model = model_with(**controls)
+    q, k = sdpa_core.sample_qk(model.state.n, model.state.d_k, model.state.seed)
+    _, expected = sdpa_core.attention(
+        q,
+        k,
+        k,
+        scale=None if scaled else 1.0,
+        temperature=temperature,
+        mask="causal" if causal else None,
+    )
+    np.testing.assert_allclose(model.weights.weights, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_each_control_refreshes_only_what_depends_on_it() -> None:
+    model = model_with()
+    assert change(model, temperature=2.0) == {WEIGHTS}
+    assert change(model, scaled=False) == {WEIGHTS}
+    assert change(model, view="raw") == {VIEW}
+    assert change(model, causal=True) == {SCORES, WEIGHTS}
+    assert change(model, n=64) == {SCORES, WEIGHTS}
+    assert change(model, d_k=128) == {SCORES, WEIGHTS, HISTOGRAMS}
+    assert change(model, seed=5) == {SCORES, WEIGHTS, HISTOGRAMS}
+
+
+def test_temperature_flattens_and_sharpens() -> None:
+    model = model_with()
+    base = model.weights.mean_entropy
+    change(model, temperature=20.0)
+    flat = model.weights.mean_entropy
+    change(model, temperature=0.05)
+    sharp = model.weights.mean_entropy
+    assert sharp < base < flat <= model.weights.uniform_entropy
+
+
+def test_unscaled_large_d_k_collapses_to_one_hot() -> None:
+    model = model_with(d_k=1024, scaled=False)
+    assert model.weights.mean_max_weight > 0.9
+    assert model.weights.mean_entropy < 0.3
+    change(model, scaled=True)
+    assert model.weights.mean_max_weight < 0.3
+    assert model.weights.mean_entropy > 0.8 * math.log(32)
+
+
+def test_causal_mask_zeroes_and_marks_the_upper_triangle() -> None:
+    model = model_with(causal=True, n=16)
+    weights = model.weights.weights
+    upper = ~np.tri(16, dtype=bool)
+    assert np.all(weights[upper] == 0)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-12)
+    for image in (model.weights.weights_image, model.scores.raw_image, model.scores.scaled_image):
+        assert np.isnan(image[upper]).all()
+        assert np.isfinite(image[~upper]).all()
+    assert model.weights.uniform_entropy == pytest.approx(np.log(np.arange(1, 17)).mean())
+    assert model.weights.uniform_max_weight == pytest.approx((1 / np.arange(1, 17)).mean())
+
+
+def test_n_and_d_k_change_the_shapes_and_scores_nest() -> None:
+    model = model_with(n=8, d_k=4)
+    small = model.scores.raw_image.copy()
+    change(model, n=20)
+    assert model.scores.raw_image.shape == (20, 20)
+    np.testing.assert_array_equal(model.scores.raw_image[:8, :8], small)
+    expected_scaled = raw_scores(20, 4, 0) / 2.0
+    np.testing.assert_allclose(model.scores.scaled_image, expected_scaled, rtol=1e-6)
+
+
+@pytest.mark.parametrize(("d_k", "raw_std"), [(4, 2.0), (1024, 32.0)])
+def test_histogram_readouts_reproduce_the_lesson(d_k: int, raw_std: float) -> None:
+    """Seed 0 gives the lesson's printed numbers: 4 2.0 1.0 and 1024 32.0 1.0."""
+    model = model_with(d_k=d_k)
+    assert round(model.raw_histogram.std, 1) == raw_std
+    assert round(model.scaled_histogram.std, 1) == 1.0
+    assert model.raw_histogram.expected_std == pytest.approx(math.sqrt(d_k))
+
+
+def test_histograms_are_densities_against_their_normal_laws() -> None:
+    model = model_with(d_k=64)
+    for frame, variance in ((model.raw_histogram, 64.0), (model.scaled_histogram, 1.0)):
+        assert frame.count == 10_000
+        assert len(frame.density) == HISTOGRAM_BINS
+        widths = frame.right - frame.left
+        assert float((frame.density * widths).sum()) == pytest.approx(1.0, abs=2e-3)
+        peak = 1 / math.sqrt(2 * math.pi * variance)
+        assert frame.curve_y.max() == pytest.approx(peak, rel=1e-3)
+    change(model, d_k=256)
+    assert model.raw_histogram.std == pytest.approx(16.0, rel=0.05)
+
+
+def test_resample_moves_to_a_new_draw() -> None:
+    model = model_with()
+    before = model.scores.raw_image.copy()
+    model.state.resample()
+    assert model.state.seed == 1
+    model.refresh({"seed"})
+    assert not np.array_equal(before, model.scores.raw_image)
+
+
+def test_shared_caches_are_read_only() -> None:
+    model = model_with()
+    with pytest.raises(ValueError):
+        model.scores.raw_image[0, 0] = 1.0
+    with pytest.raises(ValueError):
+        raw_scores(32, 64, 0)[0, 0] = 1.0
