@@ -91,8 +91,7 @@ def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
     view = _bind(
         pmui.RadioButtonGroup(
             label="heatmap view",
-            options={label: key for key, label in VIEWS.items()},
-            orientation="vertical",
+            options=list(VIEWS),
             sizing_mode="stretch_width",
         ),
         state,

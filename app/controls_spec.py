@@ -18,7 +18,7 @@ VIEWS = {
     "scaled": "scaled scores",
     "raw": "raw scores",
 }
-"""Heatmap views: URL value → label shown to the user."""
+"""Heatmap views: URL value → what it shows, in words."""
 
 
 def _log_int_grid(low: int, high: int, per_octave: int) -> list[int]:

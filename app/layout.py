@@ -9,6 +9,8 @@ import panel_material_ui as pmui
 
 from app.controls import build_controls
 from app.model import CONTROLS, SimulationModel
+from app.query import parse_embed
+from app.share import build_share_controls
 from app.state import SimulationState
 from app.views.heatmap import HeatmapView
 from app.views.histogram import DotProductHistograms
@@ -33,10 +35,11 @@ class SimulationApp:
     ``update``, all inside one ``pn.io.hold()`` so the browser gets one message.
     """
 
-    def __init__(self, query: QueryArgs | None = None) -> None:
+    def __init__(self, query: QueryArgs | None = None, *, embed: bool | None = None) -> None:
         self.state = SimulationState()
         if query:
             self.state.apply_query(query)
+        self.embed = parse_embed(query or {}) if embed is None else embed
         self.model = SimulationModel(self.state)
         self.heatmap = HeatmapView(self.model)
         self.histograms = DotProductHistograms(self.model)
@@ -67,7 +70,7 @@ class SimulationApp:
         if pn.state.location is not None:
             pn.state.location.update_query(**self.state.query())
 
-    def _page(self) -> pmui.Page:
+    def _page(self) -> pn.viewable.Viewable:
         heatmap = pn.pane.Bokeh(self.heatmap.figure, sizing_mode="stretch_width")
         histograms = pn.Column(
             pn.pane.Bokeh(self.histograms.raw.figure, sizing_mode="stretch_width"),
@@ -88,25 +91,44 @@ class SimulationApp:
             self.readouts.pane,
             sizing_mode="stretch_width",
         )
+        # Grids rather than the template's drawer: the controls sit beside the plots on
+        # wide screens and stack above them in two columns when narrow, never hidden.
+        item_size = {"xs": 12, "sm": 6, "lg": 12} if self.embed else {"xs": 12, "sm": 6, "md": 12}
+        control_items = build_controls(self.state)
+        if not self.embed:
+            control_items.append(build_share_controls())
         controls = pmui.Paper(
-            pn.Column(*build_controls(self.state), sizing_mode="stretch_width"),
+            pmui.Grid(
+                *(pmui.Grid(item, size=item_size) for item in control_items),
+                container=True,
+                spacing=1,
+                sizing_mode="stretch_width",
+            ),
             elevation=1,
             sizing_mode="stretch_width",
             margin=(10, 5),
             css_classes=["controls"],
         )
-        # A grid rather than the template's drawer: beside the plots on wide screens,
-        # stacked above them at 400 px (an iframe in a course page), never hidden.
+        column_size = (
+            {"xs": 12, "lg": 3} if self.embed else {"xs": 12, "md": 4, "lg": 3},
+            {"xs": 12, "lg": 9} if self.embed else {"xs": 12, "md": 8, "lg": 9},
+        )
         body = pmui.Grid(
-            pmui.Grid(controls, size={"xs": 12, "md": 4, "lg": 3}),
-            pmui.Grid(content, size={"xs": 12, "md": 8, "lg": 9}),
+            pmui.Grid(controls, size=column_size[0]),
+            pmui.Grid(content, size=column_size[1]),
             container=True,
             spacing=1,
             sizing_mode="stretch_width",
         )
+        if self.embed:
+            return pn.Column(self.notice, body, sizing_mode="stretch_width")
         return pmui.Page(title=TITLE, main=[self.notice, body])
 
 
-def build_app(query: QueryArgs | None = None) -> pmui.Page:
-    """Build one session's page; ``query`` holds the untrusted URL arguments, if any."""
-    return SimulationApp(query).page
+def build_app(query: QueryArgs | None = None, *, embed: bool | None = None) -> pn.viewable.Viewable:
+    """Build one session's page; ``query`` holds the untrusted URL arguments, if any.
+
+    ``embed=True`` (or ``?embed=true``) gives the compact layout for iframes and notebooks:
+    no header, the controls above the plots.
+    """
+    return SimulationApp(query, embed=embed).page

@@ -144,3 +144,10 @@ def format_query_value(value: object) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+def parse_embed(args: Mapping[str, Sequence[bytes | str] | bytes | str]) -> bool:
+    """Whether the query asks for the compact embed layout (``embed=true``); never raises."""
+    if "embed" not in args:
+        return False
+    return _text(args["embed"]).strip().lower() in _TRUE
