@@ -1,4 +1,8 @@
-"""The ``sdpa-sim`` console command: serve the simulation with its defaults."""
+"""The ``sdpa-sim`` console command: serve the simulation, or export it as one HTML file.
+
+``sdpa-sim [--port …]`` serves the app (the default); ``sdpa-sim export OUT.html`` writes a
+self-contained page that needs no server (see :mod:`app.export`).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import sys
 from pathlib import Path
 
 import sdpa_core
+from app.export.data import D_MAX_DEFAULT, N_MAX_DEFAULT
 
 APP_DIR = Path(__file__).resolve().parent
 MAIN = APP_DIR / "main.py"
@@ -33,6 +38,24 @@ def build_parser() -> argparse.ArgumentParser:
         "that embeds it; repeat for several (default: the address and port served)",
     )
     parser.add_argument("--version", action="version", version=f"sdpa-sim {sdpa_core.__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="{export}")
+    export = commands.add_parser(
+        "export",
+        help="write the simulation as one self-contained HTML file that needs no server",
+        description="Write the simulation as one self-contained HTML file: no server, no "
+        "network access, opens from disk or from a learning platform. Larger limits make "
+        "a larger file (at most 5 MB).",
+    )
+    export.add_argument("out", metavar="OUT.html", type=Path, help="the file to write")
+    export.add_argument(
+        "--n-max", type=int, default=N_MAX_DEFAULT, help=f"largest n offered ({N_MAX_DEFAULT})"
+    )
+    export.add_argument(
+        "--d-max", type=int, default=D_MAX_DEFAULT, help=f"largest d_k offered ({D_MAX_DEFAULT})"
+    )
+    export.add_argument(
+        "--seed", type=int, default=0, help="seed of the embedded queries and keys (0)"
+    )
     return parser
 
 
@@ -59,9 +82,29 @@ def serve_arguments(options: argparse.Namespace) -> list[str]:
     return arguments
 
 
+def export(options: argparse.Namespace) -> str:
+    """Write the page ``sdpa-sim export`` asks for; return the line that reports it."""
+    from app.export import export_html
+
+    if not options.out.parent.is_dir():
+        raise SystemExit(f"sdpa-sim export: the folder {options.out.parent} does not exist")
+    try:
+        size = export_html(options.out, n_max=options.n_max, d_max=options.d_max, seed=options.seed)
+    except ValueError as error:
+        raise SystemExit(f"sdpa-sim export: {error}") from None
+    return (
+        f"Wrote {options.out} ({size / 1e6:.1f} MB): n ≤ {options.n_max}, "
+        f"d_k ≤ {options.d_max}, seed {options.seed}. It needs no server: open it in a "
+        "browser or upload it to a course page."
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of ``sdpa-sim``: parse the options and run ``panel serve`` in-process."""
+    """Entry point of ``sdpa-sim``: serve in-process with ``panel serve``, or export a page."""
     options = build_parser().parse_args(argv)
+    if options.command == "export":
+        print(export(options))
+        return
     arguments = serve_arguments(options)
     from panel.command import main as panel_main
 

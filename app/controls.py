@@ -23,7 +23,7 @@ from app.controls_spec import (
 from app.state import SimulationState
 
 
-def _bind(
+def bind(
     widget: pn.widgets.Widget,
     state: SimulationState,
     name: str,
@@ -57,13 +57,13 @@ def _log_slider(label: str, grid: list, formatter: str) -> pmui.DiscreteSlider:
 
 def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
     """The widgets of the sidebar, top to bottom, bound to ``state``."""
-    d_k_slider = _bind(
+    d_k_slider = bind(
         _log_slider("d_k (key dimension)", D_K_GRID, "%d"),
         state,
         "d_k",
         lambda value: nearest_on_grid(value, D_K_GRID),
     )
-    d_k_exact = _bind(
+    d_k_exact = bind(
         pmui.IntInput(
             label="exact d_k",
             format="0",
@@ -75,20 +75,20 @@ def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
         state,
         "d_k",
     )
-    temperature = _bind(
+    temperature = bind(
         _log_slider("temperature", TEMPERATURE_GRID, "%g"),
         state,
         "temperature",
         lambda value: nearest_on_grid(value, TEMPERATURE_GRID),
     )
-    n = _bind(
+    n = bind(
         _log_slider("sequence length n", N_GRID, "%d"),
         state,
         "n",
         lambda value: nearest_on_grid(value, N_GRID),
     )
-    scaled = _bind(pmui.Switch(label="scale by 1/√d_k"), state, "scaled")
-    view = _bind(
+    scaled = bind(pmui.Switch(label="scale by 1/√d_k"), state, "scaled")
+    view = bind(
         pmui.RadioButtonGroup(
             label="heatmap view",
             options=list(VIEWS),
@@ -97,8 +97,8 @@ def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
         state,
         "view",
     )
-    causal = _bind(pmui.Switch(label="causal mask"), state, "causal")
-    seed = _bind(
+    causal = bind(pmui.Switch(label="causal mask"), state, "causal")
+    seed = bind(
         pmui.IntInput(
             label="seed", start=SEED_BOUNDS[0], end=SEED_BOUNDS[1], sizing_mode="stretch_width"
         ),

@@ -82,19 +82,29 @@ class WeightsFrame:
     uniform_max_weight: float
 
 
+def _softmax_weights(
+    raw: np.ndarray, d_k: int, *, scaled: bool, temperature: float, mask: np.ndarray | None
+) -> np.ndarray:
+    """Softmax weights of raw scores, with the logits ``sdpa_core.attention`` would use.
+
+    They equal ``attention(q, k, v, scale=1/√d_k or 1, temperature=..., mask=mask)[1]``
+    for the q and k behind ``raw`` (the model tests check it); taking the raw scores lets
+    a temperature or scale change skip the matmul.
+    """
+    scale = 1.0 / math.sqrt(d_k) if scaled else 1.0
+    logits = raw * (scale / temperature)
+    if mask is not None:
+        logits[~mask] = -np.inf
+    return sdpa_core.softmax(logits)
+
+
 def weights_frame(
     raw: np.ndarray, d_k: int, *, scaled: bool, temperature: float, causal: bool
 ) -> WeightsFrame:
     """Attention weights from raw scores for the given scale, temperature and mask."""
     n_q, n_k = raw.shape
     mask = sdpa_core.causal_mask(n_q, n_k) if causal else None
-    scale = 1.0 / math.sqrt(d_k) if scaled else 1.0
-    # The softmax sees the same logits as sdpa_core.attention(q, k, v, scale=scale,
-    # temperature=temperature, mask=mask); the model tests check that equality.
-    logits = raw * (scale / temperature)
-    if mask is not None:
-        logits[~mask] = -np.inf
-    weights = sdpa_core.softmax(logits)
+    weights = _softmax_weights(raw, d_k, scaled=scaled, temperature=temperature, mask=mask)
     visible_keys = mask.sum(axis=1) if mask is not None else np.full(n_q, n_k)
     return WeightsFrame(
         weights=weights,
@@ -103,6 +113,62 @@ def weights_frame(
         mean_entropy=float(sdpa_core.row_entropy(weights).mean()),
         uniform_entropy=float(np.log(visible_keys).mean()),
         uniform_max_weight=float((1.0 / visible_keys).mean()),
+    )
+
+
+@dataclass(frozen=True)
+class RowComparison:
+    """One query's weights with and without the 1/√d_k scale, over the keys it may see."""
+
+    row: int
+    keys: np.ndarray
+    scaled: np.ndarray
+    unscaled: np.ndarray
+    scaled_entropy: float
+    unscaled_entropy: float
+
+
+def row_comparison(
+    raw: np.ndarray, row: int, d_k: int, *, temperature: float, causal: bool
+) -> RowComparison:
+    """Weights of query ``row`` (clamped to the matrix) scaled and unscaled, side by side."""
+    row = min(max(int(row), 0), raw.shape[0] - 1)
+    visible = row + 1 if causal else raw.shape[1]
+    scores = raw[row : row + 1, :visible]
+    scaled, unscaled = (
+        _softmax_weights(scores, d_k, scaled=flag, temperature=temperature, mask=None)[0]
+        for flag in (True, False)
+    )
+    return RowComparison(
+        row=row,
+        keys=np.arange(visible),
+        scaled=scaled,
+        unscaled=unscaled,
+        scaled_entropy=float(sdpa_core.row_entropy(scaled)),
+        unscaled_entropy=float(sdpa_core.row_entropy(unscaled)),
+    )
+
+
+OUTPUT_DIM = 8
+"""d_v of the values the output view multiplies the weights with."""
+
+
+@dataclass(frozen=True)
+class OutputFrame:
+    """The values V (n×d_v) and what attention returns, weights·V (n×d_v), as float32."""
+
+    values_image: np.ndarray
+    output_image: np.ndarray
+    limit: float
+
+
+def output_frame(weights: np.ndarray, seed: int) -> OutputFrame:
+    """``weights @ V`` for the app's sampled values V; the limit is the largest |V| entry."""
+    values = sdpa_core.sample_values(weights.shape[1], OUTPUT_DIM, seed)
+    return OutputFrame(
+        values_image=np.ascontiguousarray(values, dtype=np.float32),
+        output_image=np.ascontiguousarray(weights @ values, dtype=np.float32),
+        limit=float(np.abs(values).max()),
     )
 
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import panel as pn
 import panel_material_ui as pmui
+from bokeh.events import Tap
 
 from app.controls import build_controls
 from app.model import CONTROLS, SimulationModel
@@ -14,7 +15,9 @@ from app.share import build_share_controls
 from app.state import SimulationState
 from app.views.heatmap import HeatmapView
 from app.views.histogram import DotProductHistograms
+from app.views.output import OutputView
 from app.views.readouts import ReadoutsView
+from app.views.row_compare import RowCompareView
 
 TITLE = "Scaled Dot-Product Attention: Score Matrix & √d_k Distribution"
 
@@ -44,7 +47,16 @@ class SimulationApp:
         self.heatmap = HeatmapView(self.model)
         self.histograms = DotProductHistograms(self.model)
         self.readouts = ReadoutsView(self.model)
-        self.views = (self.heatmap, self.histograms, self.readouts)
+        self.row_compare = RowCompareView(self.model)
+        self.output = OutputView(self.model)
+        self.views = (
+            self.heatmap,
+            self.histograms,
+            self.readouts,
+            self.row_compare,
+            self.output,
+        )
+        self.heatmap.figure.on_event(Tap, self._pick_row)
         self.state.param.watch(self._on_controls, sorted(CONTROLS))
         self.notice = pmui.Alert(
             object=self.state.notice,
@@ -64,7 +76,12 @@ class SimulationApp:
             parts = self.model.refresh({event.name for event in events})
             for view in self.views:
                 view.update(self.model, parts)
-        self._write_url()
+            self._write_url()
+
+    def _pick_row(self, event: Tap) -> None:
+        """A click on the heatmap picks that query row for the row comparison."""
+        if event.y is not None and 0 <= event.y < self.state.n:
+            self.state.row = int(event.y)
 
     def _write_url(self) -> None:
         if pn.state.location is not None:
@@ -85,10 +102,18 @@ class SimulationApp:
             spacing=1,
             sizing_mode="stretch_width",
         )
+        why = pmui.Grid(
+            pmui.Grid(self.row_compare.panel, size={"xs": 12, "lg": 6}),
+            pmui.Grid(self.output.panel, size={"xs": 12, "lg": 6}),
+            container=True,
+            spacing=2,
+            sizing_mode="stretch_width",
+        )
         content = pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width", margin=(0, 10)),
             plots,
             self.readouts.pane,
+            why,
             sizing_mode="stretch_width",
         )
         # Grids rather than the template's drawer: the controls sit beside the plots on

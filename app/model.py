@@ -8,10 +8,14 @@ import param
 
 from app.derived import (
     HistogramFrame,
+    OutputFrame,
+    RowComparison,
     ScoreImages,
     WeightsFrame,
     dot_product_histograms,
+    output_frame,
     raw_scores,
+    row_comparison,
     score_images,
     weights_frame,
 )
@@ -21,12 +25,16 @@ SCORES = "scores"
 WEIGHTS = "weights"
 HISTOGRAMS = "histograms"
 VIEW = "view"
+ROW = "row"
+OUTPUT = "output"
 
 INPUTS = {
     SCORES: frozenset({"n", "d_k", "seed", "causal"}),
     WEIGHTS: frozenset({"n", "d_k", "seed", "causal", "scaled", "temperature"}),
     HISTOGRAMS: frozenset({"d_k", "seed"}),
     VIEW: frozenset({"view"}),
+    ROW: frozenset({"n", "d_k", "seed", "causal", "temperature", "row"}),
+    OUTPUT: frozenset({"n", "d_k", "seed", "causal", "scaled", "temperature"}),
 }
 """Each derived part → the controls it depends on."""
 
@@ -49,6 +57,12 @@ class SimulationModel(param.Parameterized):
     weights = param.ClassSelector(
         class_=WeightsFrame, doc="Attention weights and collapse readouts of the state."
     )
+    row = param.ClassSelector(
+        class_=RowComparison, doc="The chosen query's weights with and without the scale."
+    )
+    output = param.ClassSelector(
+        class_=OutputFrame, doc="The values V and the attention output weights·V."
+    )
     raw_histogram = param.ClassSelector(
         class_=HistogramFrame, doc="Histogram of the raw dot products against Normal(0, d_k)."
     )
@@ -63,8 +77,8 @@ class SimulationModel(param.Parameterized):
     def refresh(self, changed: Iterable[str]) -> set[str]:
         """Recompute what depends on the ``changed`` controls; return the parts that changed.
 
-        The parts are ``"scores"``, ``"weights"``, ``"histograms"`` and ``"view"`` (the
-        heatmap's view changed, which needs no new data).
+        The parts are the keys of :data:`INPUTS`; ``"view"`` (the heatmap's view changed)
+        needs no new data.
         """
         changed = set(changed)
         parts = {part for part, inputs in INPUTS.items() if changed & inputs}
@@ -79,6 +93,16 @@ class SimulationModel(param.Parameterized):
                 temperature=state.temperature,
                 causal=state.causal,
             )
+        if ROW in parts:
+            self.row = row_comparison(
+                raw_scores(state.n, state.d_k, state.seed),
+                state.row,
+                state.d_k,
+                temperature=state.temperature,
+                causal=state.causal,
+            )
+        if OUTPUT in parts:
+            self.output = output_frame(self.weights.weights, state.seed)
         if HISTOGRAMS in parts:
             self.raw_histogram, self.scaled_histogram = dot_product_histograms(
                 state.d_k, state.seed

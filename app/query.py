@@ -11,7 +11,14 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.controls_spec import D_K_BOUNDS, N_BOUNDS, SEED_BOUNDS, TEMPERATURE_BOUNDS, VIEWS
+from app.controls_spec import (
+    D_K_BOUNDS,
+    N_BOUNDS,
+    ROW_BOUNDS,
+    SEED_BOUNDS,
+    TEMPERATURE_BOUNDS,
+    VIEWS,
+)
 
 MAX_VALUE_LENGTH = 64
 """Longer query values are refused unread."""
@@ -103,6 +110,7 @@ PARSERS: dict[str, Callable[[str, str, list[str]], object]] = {
     "view": _view,
     "causal": _boolean,
     "seed": _integer(SEED_BOUNDS),
+    "row": _integer(ROW_BOUNDS),
 }
 """Query parameter → parser; the names are also the SimulationState parameter names."""
 

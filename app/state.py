@@ -11,6 +11,7 @@ from app.controls_spec import (
     D_K_DEFAULT,
     N_BOUNDS,
     N_DEFAULT,
+    ROW_BOUNDS,
     SEED_BOUNDS,
     TEMPERATURE_BOUNDS,
     TEMPERATURE_DEFAULT,
@@ -41,6 +42,11 @@ class SimulationState(param.Parameterized):
     view = param.Selector(default="weights", objects=list(VIEWS), doc="What the heatmap shows.")
     causal = param.Boolean(default=False, doc="Causal mask: query i may attend only to keys j ≤ i.")
     seed = param.Integer(default=0, bounds=SEED_BOUNDS, doc="Seed of the sampled queries and keys.")
+    row = param.Integer(
+        default=0,
+        bounds=ROW_BOUNDS,
+        doc="Query i whose weights are compared scaled vs unscaled (clamped to n − 1).",
+    )
     notice = param.String(
         default="", doc="Plain-text explanation of the query values that were fixed or ignored."
     )

@@ -15,7 +15,7 @@ from sdpa_core.metrics import (
     row_entropy,
     softmax_jacobian_norm,
 )
-from sdpa_core.sampling import dot_product_pool, sample_dot_products, sample_qk
+from sdpa_core.sampling import dot_product_pool, sample_dot_products, sample_qk, sample_values
 
 __all__ = [
     "Band",
@@ -30,6 +30,7 @@ __all__ = [
     "row_entropy",
     "sample_dot_products",
     "sample_qk",
+    "sample_values",
     "scores_logits",
     "softmax",
     "softmax_jacobian_norm",

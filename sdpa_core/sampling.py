@@ -125,6 +125,26 @@ def sample_qk(n: int, d_k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return q_pool[:n, :d_k], k_pool[:n, :d_k]
 
 
+@lru_cache(maxsize=16)
+def _values(n: int, d_v: int, seed: int) -> np.ndarray:
+    values = _QKPools._build(seed, 2, n, d_v)[:n, :d_v].copy()
+    values.flags.writeable = False
+    return values
+
+
+def sample_values(n: int, d_v: int, seed: int = 0) -> np.ndarray:
+    """Nested, deterministic standard-normal values V of shape (n, d_v) for the same seed.
+
+    Drawn like :func:`sample_qk` (same 64×64 blocks, a third stream beside Q and K), so V
+    nests the same way: more tokens or dimensions extend the same matrix. Read-only; the
+    16 most recent (n, d_v, seed) are cached (128 KiB each at n = 1024, d_v = 16).
+
+    Raises:
+        ValueError: if ``n`` or ``d_v`` is not an integer ≥ 1, or ``seed`` not one ≥ 0.
+    """
+    return _values(positive_int("n", n), positive_int("d_v", d_v), _seed(seed))
+
+
 @lru_cache(maxsize=2)
 def _dot_product_table(seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)

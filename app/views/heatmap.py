@@ -13,7 +13,7 @@ from bokeh.models import (
 from bokeh.palettes import RdBu11, Viridis256, interp_palette
 from bokeh.plotting import figure
 
-from app.model import SCORES, VIEW, WEIGHTS, SimulationModel
+from app.model import ROW, SCORES, VIEW, WEIGHTS, SimulationModel
 
 WEIGHTS_PALETTE = Viridis256
 """Sequential and colour-blind safe; weights always span the fixed range [0, 1]."""
@@ -42,7 +42,8 @@ class HeatmapView:
 
     The source holds the raw scores, the scaled scores and the weights as three float32
     images, so the hover shows all three; the view only changes which column the glyph
-    draws and the colour mapper's range and palette, in place.
+    draws and the colour mapper's range and palette, in place. A dashed outline marks the
+    query row shown in the row comparison.
     """
 
     def __init__(self, model: SimulationModel) -> None:
@@ -86,6 +87,19 @@ class HeatmapView:
             padding=4,
         )
         self.figure.add_layout(self.colour_bar, "right")
+        self.row_outline = ColumnDataSource(self._outline(model))
+        self.figure.quad(
+            left="left",
+            right="right",
+            top="top",
+            bottom="bottom",
+            source=self.row_outline,
+            fill_alpha=0,
+            line_color="#ffffff",
+            line_width=2,
+            line_dash="dashed",
+            name="row_outline",
+        )
         self.figure.add_tools(
             HoverTool(
                 renderers=[self.renderer],
@@ -120,6 +134,11 @@ class HeatmapView:
             "dh": [n],
         }
 
+    @staticmethod
+    def _outline(model: SimulationModel) -> dict[str, list]:
+        row = model.row.row
+        return {"left": [0], "right": [model.state.n], "top": [row], "bottom": [row + 1]}
+
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Send what ``parts`` changed: everything on new scores, only the weights otherwise."""
         if SCORES in parts:
@@ -131,6 +150,8 @@ class HeatmapView:
             self.source.data.update(weight=[model.weights.weights_image])
         if parts & {SCORES, VIEW}:
             self._apply_view(model)
+        if ROW in parts:
+            self.row_outline.data = self._outline(model)
 
     def _apply_view(self, model: SimulationModel) -> None:
         view = model.state.view

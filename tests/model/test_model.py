@@ -9,7 +9,7 @@ import pytest
 
 import sdpa_core
 from app.derived import HISTOGRAM_BINS, raw_scores
-from app.model import HISTOGRAMS, SCORES, VIEW, WEIGHTS, SimulationModel
+from app.model import HISTOGRAMS, OUTPUT, ROW, SCORES, VIEW, WEIGHTS, SimulationModel
 from app.state import SimulationState
 
 
@@ -60,13 +60,14 @@ def test_weights_equal_the_core_attention(
 
 def test_each_control_refreshes_only_what_depends_on_it() -> None:
     model = model_with()
-    assert change(model, temperature=2.0) == {WEIGHTS}
-    assert change(model, scaled=False) == {WEIGHTS}
+    assert change(model, temperature=2.0) == {WEIGHTS, ROW, OUTPUT}
+    assert change(model, scaled=False) == {WEIGHTS, OUTPUT}
     assert change(model, view="raw") == {VIEW}
-    assert change(model, causal=True) == {SCORES, WEIGHTS}
-    assert change(model, n=64) == {SCORES, WEIGHTS}
-    assert change(model, d_k=128) == {SCORES, WEIGHTS, HISTOGRAMS}
-    assert change(model, seed=5) == {SCORES, WEIGHTS, HISTOGRAMS}
+    assert change(model, row=3) == {ROW}
+    assert change(model, causal=True) == {SCORES, WEIGHTS, ROW, OUTPUT}
+    assert change(model, n=64) == {SCORES, WEIGHTS, ROW, OUTPUT}
+    assert change(model, d_k=128) == {SCORES, WEIGHTS, ROW, OUTPUT, HISTOGRAMS}
+    assert change(model, seed=5) == {SCORES, WEIGHTS, ROW, OUTPUT, HISTOGRAMS}
 
 
 def test_temperature_flattens_and_sharpens() -> None:
@@ -148,3 +149,40 @@ def test_shared_caches_are_read_only() -> None:
         model.scores.raw_image[0, 0] = 1.0
     with pytest.raises(ValueError):
         raw_scores(32, 64, 0)[0, 0] = 1.0
+
+
+def test_row_comparison_shows_one_query_scaled_and_unscaled() -> None:
+    model = model_with(d_k=1024, row=5)
+    row = model.row
+    assert row.row == 5 and row.keys.size == 32
+    np.testing.assert_allclose(row.scaled, model.weights.weights[5], rtol=1e-12)
+    assert row.unscaled.max() > 0.9 and row.unscaled_entropy < row.scaled_entropy
+    change(model, scaled=False)
+    np.testing.assert_allclose(model.row.unscaled, model.weights.weights[5], rtol=1e-12)
+
+
+def test_row_is_clamped_and_causal_rows_see_only_their_keys() -> None:
+    model = model_with(n=8, row=100, causal=True)
+    assert model.row.row == 7 and model.row.keys.size == 8
+    change(model, row=2)
+    assert model.row.keys.size == 3
+    np.testing.assert_allclose(model.row.scaled.sum(), 1.0)
+
+
+def test_output_is_the_core_attention_output() -> None:
+    model = model_with(d_k=16, causal=True, temperature=0.5)
+    q, k = sdpa_core.sample_qk(32, 16, 0)
+    v = sdpa_core.sample_values(32, model.output.values_image.shape[1], 0)
+    expected, _ = sdpa_core.attention(q, k, v, temperature=0.5, mask="causal")
+    np.testing.assert_allclose(model.output.output_image, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_one_hot_row_copies_one_value_row() -> None:
+    model = model_with(d_k=1024, scaled=False)
+    weights = model.weights.weights
+    row = int(np.argmax(weights.max(axis=1)))
+    key = int(np.argmax(weights[row]))
+    assert weights[row, key] > 0.999
+    np.testing.assert_allclose(
+        model.output.output_image[row], model.output.values_image[key], atol=1e-2
+    )

@@ -1,0 +1,80 @@
+"""A single, self-contained HTML file of the simulation that needs no server.
+
+``sdpa-sim export OUT.html`` writes one file that an instructor can upload to a learning
+platform or open from disk (``file://``): BokehJS, the page's scripts and styles and its
+data are all inlined, and it makes no network request at all. It shows the served app's
+heatmap, dot-product histograms and readouts with its main controls (d_k, temperature, n,
+scale on/off, heatmap view, causal mask), computed in the browser by a small JavaScript
+kernel (``kernel.js``) that mirrors :mod:`sdpa_core` step by step. It reads the served
+app's URL query parameters (``d_k``, ``temperature``, ``n``, ``scaled``, ``view``,
+``causal``), clamping bad values with a short plain-text notice.
+
+Limits, set by the 5 MB the file may weigh (defaults; ``--n-max``/``--d-max`` change them):
+
+* n ≤ 128 and d_k ≤ 512. Q and K are embedded as the first 128 tokens × 512 dimensions of
+  ``sdpa_core.sample_qk`` (float32, base64: 0.7 MB), so every n and d_k below the limits
+  is a top-left block of the same samples the server uses.
+* d_k moves in 32 steps (four per octave, every other position of the served app's d_k
+  slider, up to the limit): the histograms need the 10,000 pooled dot products of
+  ``sdpa_core.dot_product_pool`` for each d_k offered, 40 kB per d_k, 1.7 MB in base64.
+  A link with another d_k goes to the nearest step, with a notice.
+* The seed is fixed when the file is exported (``--seed``); a link asking for another one
+  keeps it, with a notice.
+* BokehJS itself takes 1.8 MB. The export refuses to write a file over 5,000,000 bytes.
+
+Precision: the page computes in float64 from the float32 Q and K, the server from float64
+ones, so weights agree to about 1e-7 in ordinary states and within 1e-5 at the extremes
+(unscaled, d_k = 512, temperature 0.05); histograms and their standard deviations use the
+core's own float32 dot products and agree exactly (to the last bin count).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.export.data import D_MAX_DEFAULT, N_MAX_DEFAULT, build_export_data
+
+MAX_BYTES = 5_000_000
+"""Largest file the export writes: learning platforms often cap uploads at 5 MB."""
+
+
+class ExportTooLargeError(ValueError):
+    """The page for the requested limits would weigh more than :data:`MAX_BYTES`."""
+
+
+def render(n_max: int = N_MAX_DEFAULT, d_max: int = D_MAX_DEFAULT, seed: int = 0) -> str:
+    """The exported page for these limits and seed, as HTML text.
+
+    Raises:
+        ValueError: if a limit or the seed is out of range.
+        ExportTooLargeError: if the page would weigh more than :data:`MAX_BYTES`.
+    """
+    # Imported here: the page pulls in the served app's views (and Panel through them),
+    # which ``sdpa-sim`` does not need for serving.
+    from app.export.page import render_html
+
+    html = render_html(build_export_data(n_max, d_max, seed))
+    size = len(html.encode("utf-8"))
+    if size > MAX_BYTES:
+        raise ExportTooLargeError(
+            f"the page would weigh {size / 1e6:.1f} MB, more than the {MAX_BYTES / 1e6:.0f} MB "
+            f"limit: lower --n-max (now {n_max}) or --d-max (now {d_max})"
+        )
+    return html
+
+
+def export_html(
+    path: str | Path, *, n_max: int = N_MAX_DEFAULT, d_max: int = D_MAX_DEFAULT, seed: int = 0
+) -> int:
+    """Write the exported page to ``path``; return its size in bytes.
+
+    Raises:
+        ValueError: if a limit or the seed is out of range.
+        ExportTooLargeError: if the page would weigh more than :data:`MAX_BYTES`.
+    """
+    data = render(n_max, d_max, seed).encode("utf-8")
+    Path(path).write_bytes(data)
+    return len(data)
+
+
+__all__ = ["MAX_BYTES", "ExportTooLargeError", "export_html", "render"]

@@ -1,0 +1,312 @@
+/*
+ * sdpa-sim export controller: the state of an exported page and its way to the Bokeh models.
+ *
+ * A control change flows one way, as in the served app: widget → state → recompute only the
+ * parts that depend on what changed (window.SdpaKernel) → update the Bokeh sources, ranges,
+ * titles and readouts in place. Bokeh CustomJS callbacks call in through window.SdpaExport:
+ * `start(models)` once the document is ready, `onWidget(name, model)` on every change.
+ */
+(function (root) {
+  "use strict";
+
+  const K = root.SdpaKernel;
+  const T = root.SdpaText;
+  const Q = root.SdpaQuery;
+
+  const CONFIG = JSON.parse(document.getElementById("sdpa-export-config").textContent);
+  const DATA = CONFIG.data;
+  const VIEW_NAMES = Object.keys(CONFIG.views);
+  const GRIDS = { d_k: DATA.d_values, n: DATA.n_values, temperature: CONFIG.temperature_grid };
+  const URL_ORDER = ["d_k", "temperature", "n", "scaled", "view", "causal", "seed"];
+
+  // Each derived part → the controls it depends on (app.model.INPUTS without the seed,
+  // which an exported page fixes).
+  const INPUTS = {
+    scores: ["n", "d_k", "causal"],
+    weights: ["n", "d_k", "causal", "scaled", "temperature"],
+    histograms: ["d_k"],
+    view: ["view"],
+  };
+
+  function ndarray(values, n) {
+    return root.Bokeh.require("core/util/ndarray").ndarray(values, { shape: [n, n] });
+  }
+
+  /** How the served app writes a control value into the URL (app.query.format_query_value). */
+  function urlValue(name, value) {
+    if (typeof value === "boolean") {
+      return value ? "true" : "false";
+    }
+    return name === "temperature" ? T.formatGeneral(value, 6) : String(value);
+  }
+
+  class ExportPage {
+    constructor(models) {
+      this.models = models;
+      // Float64 copies: the inner product loop then reads doubles without converting.
+      this.q = Float64Array.from(K.float32FromBase64(DATA.q));
+      this.k = Float64Array.from(K.float32FromBase64(DATA.k));
+      this.dot = K.float32FromBase64(DATA.dot);
+      this.raw = new Map();
+      this.state = { ...CONFIG.defaults, seed: DATA.seed };
+      this.frames = {};
+      this.syncing = false;
+      this.updates = 0;
+    }
+
+    /**
+     * Raw scores of all n_max tokens over the first d dimensions, cached per d_k. A new
+     * d_k starts from the largest cached smaller one and adds only the missing dimensions.
+     */
+    rawScores(d) {
+      const cached = this.raw.get(d);
+      if (cached) {
+        return cached;
+      }
+      let from = 0;
+      for (const known of this.raw.keys()) {
+        if (known < d && known > from) {
+          from = known;
+        }
+      }
+      const size = DATA.n_max;
+      const out = from ? Float64Array.from(this.raw.get(from)) : new Float64Array(size * size);
+      K.addDotProducts(out, this.q, this.k, DATA.d_max, size, from, d);
+      this.raw.set(d, out);
+      return out;
+    }
+
+    dotProducts(d) {
+      const row = DATA.d_values.indexOf(d);
+      return this.dot.subarray(row * DATA.pairs, (row + 1) * DATA.pairs);
+    }
+
+    compute(parts) {
+      const { d_k: d, n, causal, scaled, temperature } = this.state;
+      const raw = this.rawScores(d);
+      if (parts.has("scores")) {
+        this.frames.scores = K.scoreImages(raw, DATA.n_max, n, d, causal);
+      }
+      if (parts.has("weights")) {
+        this.frames.weights = K.weightsFrame(raw, DATA.n_max, n, d, scaled, temperature, causal);
+      }
+      if (parts.has("histograms")) {
+        const { bins, half_width: halfWidth, curve_points: points } = CONFIG.histogram;
+        const values = this.dotProducts(d);
+        this.frames.raw = K.histogramFrame(values, d, bins, halfWidth, points);
+        this.frames.scaled = K.histogramFrame(K.scaleFloat32(values, d), 1.0, bins, halfWidth, points);
+      }
+    }
+
+    render(parts) {
+      const m = this.models;
+      const { n, d_k: d, view } = this.state;
+      if (parts.has("scores") || parts.has("weights")) {
+        const { scores, weights } = this.frames;
+        m.source.data = {
+          raw: [ndarray(scores.rawImage, n)],
+          scaled: [ndarray(scores.scaledImage, n)],
+          weight: [ndarray(weights.weightsImage, n)],
+          x: [0],
+          y: [0],
+          dw: [n],
+          dh: [n],
+        };
+      }
+      if (parts.has("scores")) {
+        m.heatmap.x_range.setv({ start: 0, end: n });
+        m.heatmap.y_range.setv({ start: n, end: 0 });
+      }
+      if (parts.has("scores") || parts.has("view")) {
+        this.renderView(view);
+      }
+      if (parts.has("histograms")) {
+        const titles = T.histogramTitles(d);
+        this.renderHistogram(m.raw_histogram, m.raw_bars, m.raw_curve, m.raw_curve_item,
+          this.frames.raw, titles.raw, titles.rawCurve);
+        this.renderHistogram(m.scaled_histogram, m.scaled_bars, m.scaled_curve,
+          m.scaled_curve_item, this.frames.scaled, titles.scaled, titles.scaledCurve);
+      }
+      if (parts.has("weights") || parts.has("histograms")) {
+        const { raw, scaled, weights } = this.frames;
+        m.readouts.text = T.readoutsHtml(d, raw, scaled, weights, CONFIG.one_hot_threshold);
+      }
+    }
+
+    /** app.views.heatmap's _apply_view: which image, title, colour bar and mapper range. */
+    renderView(view) {
+      const m = this.models;
+      const heatmap = CONFIG.heatmap;
+      m.image.glyph.image = { field: heatmap.columns[view] };
+      m.heatmap_title.text = heatmap.titles[view];
+      m.colour_bar.title = heatmap.colour_bar_titles[view];
+      if (view === "weights") {
+        m.mapper.setv({ palette: heatmap.weights_palette, low: 0.0, high: 1.0 });
+        return;
+      }
+      const { rawLimit, scaledLimit } = this.frames.scores;
+      const limit = Math.max(view === "raw" ? rawLimit : scaledLimit, 1e-9);
+      m.mapper.setv({ palette: heatmap.scores_palette, low: -limit, high: limit });
+    }
+
+    renderHistogram(figure, bars, curve, curveItem, frame, title, curveLabel) {
+      bars.data = { left: frame.left, right: frame.right, top: frame.density };
+      curve.data = { x: frame.curveX, y: frame.curveY };
+      figure.x_range.setv({ start: frame.left[0], end: frame.right[frame.right.length - 1] });
+      figure.title.text = title;
+      curveItem.label = { value: curveLabel };
+    }
+
+    /** Apply `changes` to the state and redraw what depends on them. */
+    set(changes) {
+      const changed = Object.keys(changes).filter((name) => changes[name] !== this.state[name]);
+      Object.assign(this.state, changes);
+      const parts = new Set(
+        Object.keys(INPUTS).filter((part) => INPUTS[part].some((name) => changed.includes(name))),
+      );
+      if (parts.size > 0) {
+        this.compute(parts);
+        this.render(parts);
+      }
+      this.describeSliders();
+      this.writeUrl();
+      this.updates += 1;
+    }
+
+    /** Put every widget where the state is, without treating that as a user change. */
+    syncWidgets() {
+      const m = this.models;
+      this.syncing = true;
+      try {
+        for (const name of ["d_k", "temperature", "n"]) {
+          const slider = m[`${name}_slider`];
+          const index = K.nearestIndex(GRIDS[name], this.state[name]);
+          if (slider.value === index) {
+            // Same position, maybe an exact value off the grid: redraw the shown value.
+            slider.show_value = false;
+            slider.show_value = true;
+          } else {
+            slider.value = index;
+          }
+        }
+        m.scaled_toggle.active = this.state.scaled ? [0] : [];
+        m.causal_toggle.active = this.state.causal ? [0] : [];
+        m.view_buttons.active = VIEW_NAMES.indexOf(this.state.view);
+      } finally {
+        this.syncing = false;
+      }
+    }
+
+    /** A widget moved: read its value into the state. */
+    onWidget(name, model) {
+      if (this.syncing) {
+        return;
+      }
+      if (name in GRIDS) {
+        this.set({ [name]: GRIDS[name][Math.round(model.value)] });
+      } else if (name === "view") {
+        this.set({ view: VIEW_NAMES[model.active] });
+      } else {
+        this.set({ [name]: model.active.includes(0) });
+      }
+    }
+
+    /** The value a slider shows at `index`: the exact state value if it sits there. */
+    sliderLabel(name, index) {
+      const grid = GRIDS[name];
+      const value = K.nearestIndex(grid, this.state[name]) === Math.round(index)
+        ? this.state[name]
+        : grid[Math.round(index)];
+      return name === "temperature" ? T.formatGeneral(value, 6) : String(value);
+    }
+
+    /** Name the slider handles and say their values (noUiSlider would read out the index). */
+    describeSliders() {
+      const views = root.Bokeh.index;
+      if (typeof views?.find_one !== "function") {
+        return;
+      }
+      for (const [name, label] of Object.entries(CONFIG.slider_labels)) {
+        const view = views.find_one(this.models[`${name}_slider`]);
+        const handle = view?.shadow_el?.querySelector(".noUi-handle");
+        if (handle) {
+          handle.setAttribute("aria-label", label);
+          handle.setAttribute("aria-valuetext", this.sliderLabel(name, view.model.value));
+        }
+      }
+    }
+
+    /** Keep the URL in step with the state, as the served app does, so a link shares it. */
+    writeUrl() {
+      const params = new URLSearchParams(root.location.search);
+      for (const name of URL_ORDER) {
+        params.set(name, urlValue(name, this.state[name]));
+      }
+      try {
+        root.history.replaceState(null, "", `?${params}${root.location.hash}`);
+      } catch (error) {
+        // Some hosts (sandboxed frames) refuse URL changes; the page works without them.
+      }
+    }
+
+    showNotices(notices) {
+      const notice = this.models.notice;
+      notice.text = notices.length ? `Some link values were adjusted. ${notices.join(" ")}` : "";
+      notice.visible = notices.length > 0;
+    }
+
+    /** Read the URL, put the widgets there and compute everything once. */
+    start() {
+      const limits = { d_values: DATA.d_values, n_max: DATA.n_max, seed: DATA.seed };
+      const { values, notices } = Q.parseQuery(root.location.search, CONFIG.query, limits);
+      Object.assign(this.state, values);
+      this.syncWidgets();
+      this.showNotices(notices);
+      const everything = new Set(Object.keys(INPUTS));
+      this.compute(everything);
+      this.render(everything);
+      this.describeSliders();
+      this.writeUrl();
+      this.updates += 1;
+    }
+  }
+
+  const api = {
+    page: null,
+    config: CONFIG,
+    /** Called by the document's ready callback with the Bokeh models the page updates. */
+    start(models) {
+      api.page = new ExportPage(models);
+      api.page.start();
+    },
+    onWidget(name, model) {
+      api.page?.onWidget(name, model);
+    },
+    sliderLabel(name, index) {
+      if (api.page) {
+        return api.page.sliderLabel(name, index);
+      }
+      const value = GRIDS[name][Math.round(index)];
+      return name === "temperature" ? T.formatGeneral(value, 6) : String(value);
+    },
+    /** The state and readout numbers, for tests and the benchmark. */
+    snapshot() {
+      const page = api.page;
+      if (!page) {
+        return null;
+      }
+      const { raw, scaled, weights } = page.frames;
+      return {
+        updates: page.updates,
+        state: { ...page.state },
+        raw_std: raw.std,
+        scaled_std: scaled.std,
+        mean_max_weight: weights.meanMaxWeight,
+        mean_entropy: weights.meanEntropy,
+        uniform_entropy: weights.uniformEntropy,
+        uniform_max_weight: weights.uniformMaxWeight,
+      };
+    },
+  };
+  root.SdpaExport = api;
+})(window);

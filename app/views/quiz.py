@@ -1,0 +1,278 @@
+"""The lesson's "Test yourself": three questions with immediate feedback.
+
+The grading is pure functions (:func:`check_divisor`, :func:`check_sqrt_blank`,
+:func:`check_matching` and the ``*_feedback`` functions built on them), testable without a
+server. Answers are untrusted text: they are length-capped, compared, and never shown back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import panel as pn
+import panel_material_ui as pmui
+
+from app.lesson_text import QUIZ
+from app.model import SimulationModel
+
+MAX_ANSWER_LENGTH = 32
+"""Longer answers are refused unread (and the text boxes accept no more)."""
+
+_SQRT_ANSWER = re.compile(r"(?:np\.|numpy\.)?sqrt(?:\(\))?")
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What to show after Check: ``correct`` is None when there was nothing to grade."""
+
+    correct: bool | None
+    title: str
+    message: str
+
+    @property
+    def severity(self) -> str:
+        """The Alert severity: success when right, error when wrong, info when unanswered."""
+        return {True: "success", False: "error", None: "info"}[self.correct]
+
+
+def _clean(text: object) -> str | None:
+    """The answer stripped of surrounding spaces, or None if it is not text or too long."""
+    if not isinstance(text, str) or len(text) > MAX_ANSWER_LENGTH:
+        return None
+    return text.strip()
+
+
+def check_divisor(text: object) -> bool:
+    """Question 1: is ``text`` the divisor when d_k = 64, that is the number 8?"""
+    answer = _clean(text)
+    if not answer:
+        return False
+    try:
+        return float(answer) == 8.0
+    except ValueError:
+        return False
+
+
+def check_sqrt_blank(text: object) -> bool:
+    """Question 2: does ``text`` fill ``np.____(d_k)`` with sqrt (np.sqrt, sqrt() too)?"""
+    answer = _clean(text)
+    return bool(answer) and _SQRT_ANSWER.fullmatch(answer.lower()) is not None
+
+
+@dataclass(frozen=True)
+class MatchItem:
+    """A left-hand item of question 3, its accessible label and the key of its match."""
+
+    key: str
+    label: str
+    answer: str
+
+
+MATCH_ITEMS = (
+    MatchItem("d16", "d_k = 16", "sqrt4"),
+    MatchItem("d64", "d_k = 64", "sqrt8"),
+    MatchItem("large", "large unscaled scores", "one_hot"),
+    MatchItem("std", "scaled score std", "about_one"),
+)
+"""Question 3's left column, in the lesson's order."""
+
+MATCH_CHOICES = {
+    "one_hot": "one-hot softmax",
+    "sqrt8": "√d = 8",
+    "about_one": "≈ 1",
+    "sqrt4": "√d = 4",
+}
+"""Question 3's right column: key → label, in an order that gives nothing away."""
+
+
+def check_matching(answers: Mapping[str, object]) -> dict[str, bool]:
+    """Question 3: for each item key, whether its chosen match is right (missing is wrong)."""
+    return {item.key: answers.get(item.key) == item.answer for item in MATCH_ITEMS}
+
+
+def divisor_feedback(text: object) -> Feedback:
+    """Grade question 1 and explain, without repeating the answer given."""
+    if isinstance(text, str) and not text.strip():
+        return Feedback(None, "No answer yet", "Type a number, then press Check.")
+    if check_divisor(text):
+        return Feedback(
+            True,
+            "Right: 8",
+            "√64 = 8. The raw scores q·k have standard deviation √d_k = 8, so dividing by "
+            "8 brings them back to a spread of about 1.",
+        )
+    return Feedback(
+        False,
+        "Not quite",
+        "The scores are divided by √d_k, not by d_k: √d_k is the standard deviation of q·k. "
+        "What is the square root of 64?",
+    )
+
+
+def sqrt_blank_feedback(text: object) -> Feedback:
+    """Grade question 2 and explain, without repeating the answer given."""
+    if isinstance(text, str) and not text.strip():
+        return Feedback(None, "No answer yet", "Type the NumPy function, then press Check.")
+    if check_sqrt_blank(text):
+        return Feedback(
+            True,
+            "Right: np.sqrt",
+            "The scores are divided by √d_k, the square root of the key dimension, so their "
+            "spread stays at 1 whatever d_k is.",
+        )
+    return Feedback(
+        False,
+        "Not quite",
+        "The blank is the NumPy function that turns d_k into the standard deviation of q·k: "
+        "not d_k itself, but its square root.",
+    )
+
+
+def matching_feedback(answers: Mapping[str, object]) -> Feedback:
+    """Grade question 3, naming the items (fixed labels, never the input) that are wrong."""
+    if not any(answers.get(item.key) for item in MATCH_ITEMS):
+        return Feedback(None, "No answer yet", "Choose a match for each item, then press Check.")
+    results = check_matching(answers)
+    right = sum(results.values())
+    if right == len(MATCH_ITEMS):
+        return Feedback(
+            True,
+            "All four match",
+            "√16 = 4 and √64 = 8 are the divisors. Without them, large scores make the "
+            "softmax one-hot; after dividing, the scores have standard deviation ≈ 1.",
+        )
+    wrong = ", ".join(item.label for item in MATCH_ITEMS if not results[item.key])
+    return Feedback(
+        False,
+        f"{right} of {len(MATCH_ITEMS)} match",
+        f"Look again at: {wrong}. The divisor is the square root of d_k, and it is chosen "
+        "so the scaled scores have a standard deviation of about 1.",
+    )
+
+
+def _check_button(number: int) -> pmui.Button:
+    # A distinct accessible name per question; the top margin lines it up with the text box.
+    return pmui.Button(label=f"Check answer {number}", variant="outlined", margin=(16, 10, 5, 10))
+
+
+def _alert(number: int) -> pmui.Alert:
+    # The class lets browser tests find each question's feedback.
+    return pmui.Alert(
+        visible=False,
+        sizing_mode="stretch_width",
+        margin=(5, 10),
+        css_classes=[f"quiz-feedback-{number}"],
+    )
+
+
+def _show(alert: pmui.Alert, feedback: Feedback) -> None:
+    alert.param.update(
+        title=feedback.title,
+        object=feedback.message,
+        severity=feedback.severity,
+        visible=True,
+    )
+
+
+class QuizView:
+    """Three questions, each with its input, a Check button and an Alert for the feedback.
+
+    It does not depend on the simulation's controls, so :meth:`update` has nothing to do.
+    """
+
+    def __init__(self, model: SimulationModel) -> None:
+        self.divisor_input = pmui.TextInput(
+            label="Divisor when d_k = 64",
+            placeholder="a number",
+            max_length=MAX_ANSWER_LENGTH,
+            width=220,
+        )
+        self.sqrt_input = pmui.TextInput(
+            label="Missing function in np.____(d_k)",
+            placeholder="a NumPy function",
+            max_length=MAX_ANSWER_LENGTH,
+            width=220,
+        )
+        options = {"choose…": "", **{label: key for key, label in MATCH_CHOICES.items()}}
+        self.match_selects = {
+            item.key: pmui.Select(label=item.label, options=options, value="", width=220)
+            for item in MATCH_ITEMS
+        }
+        self.divisor_button = _check_button(1)
+        self.sqrt_button = _check_button(2)
+        self.match_button = _check_button(3)
+        self.divisor_alert = _alert(1)
+        self.sqrt_alert = _alert(2)
+        self.match_alert = _alert(3)
+        # Enter in a text box checks too, like pressing its button.
+        self.divisor_button.on_click(lambda event: self.check_divisor())
+        self.divisor_input.param.watch(lambda event: self.check_divisor(), "enter_pressed")
+        self.sqrt_button.on_click(lambda event: self.check_sqrt_blank())
+        self.sqrt_input.param.watch(lambda event: self.check_sqrt_blank(), "enter_pressed")
+        self.match_button.on_click(lambda event: self.check_matching())
+        self.panel = pn.Column(
+            pn.pane.Markdown(
+                "### Test yourself\n\n" + QUIZ, sizing_mode="stretch_width", margin=(0, 10)
+            ),
+            self._question(
+                "**1.** By what are the scores divided when d_k = 64?",
+                pmui.Row(self.divisor_input, self.divisor_button),
+                self.divisor_alert,
+            ),
+            self._question(
+                "**2.** Fill in the blank: `A = softmax(Q @ K.T / np.____(d_k), axis=-1)`",
+                pmui.Row(self.sqrt_input, self.sqrt_button),
+                self.sqrt_alert,
+            ),
+            self._question(
+                "**3.** Match each item on the left with its value.",
+                pn.FlexBox(*self.match_selects.values(), sizing_mode="stretch_width"),
+                pmui.Row(self.match_button),
+                self.match_alert,
+            ),
+            sizing_mode="stretch_width",
+            name="quiz",
+        )
+
+    @staticmethod
+    def _question(prompt: str, *objects: pn.viewable.Viewable) -> pn.Column:
+        return pn.Column(
+            pn.pane.Markdown(prompt, sizing_mode="stretch_width", margin=(5, 10, 0, 10)),
+            *objects,
+            sizing_mode="stretch_width",
+        )
+
+    @staticmethod
+    def _typed(widget: pmui.TextInput) -> str:
+        # value_input follows every key press, so Check grades what is in the box even if
+        # the box has not been committed (blurred or Enter pressed) yet.
+        text = widget.value_input
+        return widget.value if text is None else text
+
+    def check_divisor(self) -> Feedback:
+        """Grade question 1 as the page's Check button does and show the feedback."""
+        feedback = divisor_feedback(self._typed(self.divisor_input))
+        _show(self.divisor_alert, feedback)
+        return feedback
+
+    def check_sqrt_blank(self) -> Feedback:
+        """Grade question 2 as the page's Check button does and show the feedback."""
+        feedback = sqrt_blank_feedback(self._typed(self.sqrt_input))
+        _show(self.sqrt_alert, feedback)
+        return feedback
+
+    def check_matching(self) -> Feedback:
+        """Grade question 3, mark the wrong choices, and show the feedback."""
+        answers = {key: select.value for key, select in self.match_selects.items()}
+        feedback = matching_feedback(answers)
+        results = check_matching(answers)
+        for key, select in self.match_selects.items():
+            # Nothing chosen yet is not an error; a wrong choice is outlined in red.
+            select.error_state = feedback.correct is not None and not results[key]
+        _show(self.match_alert, feedback)
+        return feedback
+
+    def update(self, model: SimulationModel, parts: set[str]) -> None:
+        """Nothing to do: the questions do not depend on the simulation's controls."""

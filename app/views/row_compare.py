@@ -1,0 +1,101 @@
+"""One query's weights with and without the 1/√d_k scale, as side-by-side bars."""
+
+from __future__ import annotations
+
+import panel as pn
+import panel_material_ui as pmui
+from bokeh.core.properties import value
+from bokeh.models import ColumnDataSource, DataRange1d, Range1d
+from bokeh.plotting import figure
+
+from app.controls import bind
+from app.controls_spec import ROW_BOUNDS
+from app.derived import RowComparison
+from app.model import ROW, SimulationModel
+from app.views.collapse import SCALED_COLOUR, UNSCALED_COLOUR
+
+EXPLANATION = (
+    "**One query, scaled vs unscaled.** Pick a query i (type it, or click a row of the "
+    "heatmap). The blue bars are its weights with the 1/√d_k scale, the orange ones "
+    "without: at large d_k the orange row piles onto a single key while the blue one "
+    "keeps several keys in play."
+)
+
+BAR_OFFSET = 0.2
+
+
+class RowCompareView:
+    """Bars of the chosen query's weights, scaled and unscaled, with each one's entropy."""
+
+    def __init__(self, model: SimulationModel) -> None:
+        self.scaled = ColumnDataSource(self._bars(model.row, scaled=True))
+        self.unscaled = ColumnDataSource(self._bars(model.row, scaled=False))
+        self.figure = figure(
+            name="row_comparison",
+            x_range=DataRange1d(range_padding=0.02),
+            y_range=Range1d(0, 1.05),
+            x_axis_label="key j",
+            y_axis_label="weight",
+            sizing_mode="stretch_width",
+            height=260,
+            min_width=260,
+            toolbar_location=None,
+            tools="",
+        )
+        self.figure.title.text_font_size = "13px"
+        for source, colour in ((self.scaled, SCALED_COLOUR), (self.unscaled, UNSCALED_COLOUR)):
+            self.figure.vbar(
+                x="x",
+                top="weight",
+                width=2 * BAR_OFFSET,
+                source=source,
+                fill_color=colour,
+                line_color=colour,
+                legend_label="scaled" if source is self.scaled else "unscaled",
+            )
+        legend = self.figure.legend[0]
+        legend.orientation = "horizontal"
+        legend.label_text_font_size = "11px"
+        legend.border_line_alpha = 0
+        legend.padding = 2
+        legend.margin = 0
+        self.figure.add_layout(legend, "above")
+        self.row_input = bind(
+            pmui.IntInput(
+                label="query i",
+                start=ROW_BOUNDS[0],
+                end=model.state.n - 1,
+                width=140,
+            ),
+            model.state,
+            "row",
+        )
+        self.panel = pn.Column(
+            pn.pane.Markdown(EXPLANATION, sizing_mode="stretch_width"),
+            self.row_input,
+            pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+        )
+        self._show(model)
+
+    @staticmethod
+    def _bars(row: RowComparison, *, scaled: bool) -> dict:
+        offset = -BAR_OFFSET if scaled else BAR_OFFSET
+        return {"x": row.keys + offset, "weight": row.scaled if scaled else row.unscaled}
+
+    def _show(self, model: SimulationModel) -> None:
+        row = model.row
+        self.scaled.data = self._bars(row, scaled=True)
+        self.unscaled.data = self._bars(row, scaled=False)
+        self.row_input.end = model.state.n - 1
+        self.figure.title.text = (
+            f"Query i = {row.row}: weights over {row.keys.size} keys (entropy in nats)"
+        )
+        items = self.figure.legend[0].items
+        items[0].label = value(f"scaled, entropy {row.scaled_entropy:.2f}")
+        items[1].label = value(f"unscaled, entropy {row.unscaled_entropy:.2f}")
+
+    def update(self, model: SimulationModel, parts: set[str]) -> None:
+        """Redraw the bars when the chosen row or anything behind its weights changed."""
+        if ROW in parts:
+            self._show(model)
