@@ -20,6 +20,7 @@ from app.controls_spec import (
     VIEWS,
     nearest_on_grid,
 )
+from app.presets import preset_options
 from app.state import SimulationState
 
 
@@ -57,6 +58,15 @@ def _log_slider(label: str, grid: list, formatter: str) -> pmui.DiscreteSlider:
 
 def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
     """The widgets of the sidebar, top to bottom, bound to ``state``."""
+    preset = bind(
+        pmui.Select(
+            label="preset scene",
+            options={"(none: set the controls yourself)": "", **preset_options()},
+            sizing_mode="stretch_width",
+        ),
+        state,
+        "preset",
+    )
     d_k_slider = bind(
         _log_slider("d_k (key dimension)", D_K_GRID, "%d"),
         state,
@@ -110,6 +120,7 @@ def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
     )
     resample.on_click(lambda event: state.resample())
     return [
+        preset,
         d_k_slider,
         d_k_exact,
         temperature,

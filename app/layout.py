@@ -9,15 +9,20 @@ import panel_material_ui as pmui
 from bokeh.events import Tap
 
 from app.controls import build_controls
+from app.lesson_text import HISTOGRAM, SAME_D_K, SCALE, TEMPERATURE
 from app.model import CONTROLS, SimulationModel
+from app.presets import PRESETS
 from app.query import parse_embed
 from app.share import build_share_controls
 from app.state import SimulationState
+from app.views.collapse import CollapseView
 from app.views.heatmap import HeatmapView
 from app.views.histogram import DotProductHistograms
 from app.views.output import OutputView
+from app.views.quiz import QuizView
 from app.views.readouts import ReadoutsView
 from app.views.row_compare import RowCompareView
+from app.views.worked_example import WorkedExampleView
 
 TITLE = "Scaled Dot-Product Attention: Score Matrix & √d_k Distribution"
 
@@ -49,15 +54,30 @@ class SimulationApp:
         self.readouts = ReadoutsView(self.model)
         self.row_compare = RowCompareView(self.model)
         self.output = OutputView(self.model)
+        self.collapse = CollapseView(self.model)
+        self.worked_example = WorkedExampleView(self.model)
+        self.quiz = QuizView(self.model)
         self.views = (
             self.heatmap,
             self.histograms,
             self.readouts,
             self.row_compare,
             self.output,
+            self.collapse,
+            self.worked_example,
+            self.quiz,
         )
         self.heatmap.figure.on_event(Tap, self._pick_row)
         self.state.param.watch(self._on_controls, sorted(CONTROLS))
+        self.scene = pmui.Alert(
+            title="Preset scene",
+            severity="info",
+            sizing_mode="stretch_width",
+            css_classes=["preset-scene"],
+        )
+        self._show_scene()
+        self.state.param.watch(lambda event: self._show_scene(), "preset")
+        self.state.param.watch(lambda event: self._write_url(), "preset")
         self.notice = pmui.Alert(
             object=self.state.notice,
             title="Some link values were adjusted",
@@ -77,6 +97,12 @@ class SimulationApp:
             for view in self.views:
                 view.update(self.model, parts)
             self._write_url()
+
+    def _show_scene(self) -> None:
+        preset = PRESETS.get(self.state.preset)
+        self.scene.visible = preset is not None
+        if preset is not None:
+            self.scene.param.update(title=preset.label, object=preset.description)
 
     def _pick_row(self, event: Tap) -> None:
         """A click on the heatmap picks that query row for the row comparison."""
@@ -109,11 +135,27 @@ class SimulationApp:
             spacing=2,
             sizing_mode="stretch_width",
         )
+        faq = pmui.Grid(
+            *(
+                pmui.Grid(
+                    pn.pane.Markdown(text, sizing_mode="stretch_width"), size={"xs": 12, "md": 6}
+                )
+                for text in (SCALE, TEMPERATURE, HISTOGRAM, SAME_D_K)
+            ),
+            container=True,
+            spacing=2,
+            sizing_mode="stretch_width",
+        )
         content = pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width", margin=(0, 10)),
+            self.scene,
             plots,
             self.readouts.pane,
+            faq,
+            self.collapse.panel,
             why,
+            self.worked_example.panel,
+            self.quiz.panel,
             sizing_mode="stretch_width",
         )
         # Grids rather than the template's drawer: the controls sit beside the plots on

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from app.state import SimulationState
+if TYPE_CHECKING:  # the state imports the presets: no import cycle at run time
+    from app.state import SimulationState
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ PRESETS: Mapping[str, Preset] = MappingProxyType(
             view="raw",
             causal=False,
             seed=0,
+            row=0,
         ),
         "collapse": _preset(
             "Unscaled collapse (d_k = 1024, scale off)",
@@ -50,6 +53,7 @@ PRESETS: Mapping[str, Preset] = MappingProxyType(
             view="weights",
             causal=False,
             seed=0,
+            row=0,
         ),
         "temperature": _preset(
             "Temperature: sharp vs flat",
@@ -62,11 +66,13 @@ PRESETS: Mapping[str, Preset] = MappingProxyType(
             view="weights",
             causal=False,
             seed=0,
+            row=0,
         ),
         "causal": _preset(
             "Causal mask",
             "Query i may attend only to keys up to i, so the upper triangle is masked (grey) "
-            "and the first rows, with only a few keys to share, are sharper than the last.",
+            "and the first rows, with only a few keys to share, are sharper than the last; "
+            "in the one-query bars, query 7 shares its weight among keys 0 to 7 only.",
             d_k=64,
             temperature=1.0,
             n=32,
@@ -74,6 +80,7 @@ PRESETS: Mapping[str, Preset] = MappingProxyType(
             view="weights",
             causal=True,
             seed=0,
+            row=7,
         ),
     }
 )
@@ -101,3 +108,8 @@ def apply_preset(state: SimulationState, key: str) -> Preset:
         raise KeyError(f"unknown preset {shown}: choose one of {', '.join(PRESETS)}")
     state.param.update(**preset.values)
     return preset
+
+
+def preset_matches(state: SimulationState, key: str) -> bool:
+    """Whether every control of ``state`` still has the value preset ``key`` gives it."""
+    return all(getattr(state, name) == wanted for name, wanted in PRESETS[key].values.items())

@@ -19,6 +19,7 @@ from app.controls_spec import (
     TEMPERATURE_BOUNDS,
     VIEWS,
 )
+from app.presets import PRESETS
 
 MAX_VALUE_LENGTH = 64
 """Longer query values are refused unread."""
@@ -102,7 +103,17 @@ def _view(name: str, text: str, notices: list[str]) -> str | None:
     return None
 
 
+def _preset(name: str, text: str, notices: list[str]) -> str | None:
+    word = text.strip().lower()
+    if word in PRESETS or word == "":
+        return word
+    choices = ", ".join(PRESETS)
+    notices.append(f"{name}: “{excerpt(text)}” is not one of {choices}, so it was ignored.")
+    return None
+
+
 PARSERS: dict[str, Callable[[str, str, list[str]], object]] = {
+    "preset": _preset,
     "d_k": _integer(D_K_BOUNDS),
     "temperature": _temperature,
     "n": _integer(N_BOUNDS),
@@ -112,7 +123,9 @@ PARSERS: dict[str, Callable[[str, str, list[str]], object]] = {
     "seed": _integer(SEED_BOUNDS),
     "row": _integer(ROW_BOUNDS),
 }
-"""Query parameter → parser; the names are also the SimulationState parameter names."""
+"""Query parameter → parser; the names are also the SimulationState parameter names.
+
+``preset`` comes first: a link may name a scene and then change some of its controls."""
 
 
 def _text(raw: Sequence[bytes | str] | bytes | str) -> str:

@@ -17,7 +17,11 @@ from app.controls_spec import (
     TEMPERATURE_DEFAULT,
     VIEWS,
 )
+from app.presets import PRESETS, apply_preset, preset_matches
 from app.query import PARSERS, format_query_value, parse_query
+
+CONTROL_NAMES = ("d_k", "temperature", "n", "scaled", "view", "causal", "seed", "row")
+"""The parameters a preset sets (every control)."""
 
 
 class SimulationState(param.Parameterized):
@@ -47,15 +51,35 @@ class SimulationState(param.Parameterized):
         bounds=ROW_BOUNDS,
         doc="Query i whose weights are compared scaled vs unscaled (clamped to n − 1).",
     )
+    preset = param.Selector(
+        default="",
+        objects=["", *PRESETS],
+        doc="The preset scene the controls show ('' once a control moves away from it).",
+    )
     notice = param.String(
         default="", doc="Plain-text explanation of the query values that were fixed or ignored."
     )
 
     def apply_query(self, args: Mapping[str, Sequence[bytes | str] | bytes | str]) -> None:
-        """Set the controls from untrusted query arguments; explain what was fixed in ``notice``."""
+        """Set the controls from untrusted query arguments; explain what was fixed in ``notice``.
+
+        A ``preset`` is applied first, so the link's other values override parts of it.
+        """
         parsed = parse_query(args)
-        self.param.update(**parsed.values)
+        values = dict(parsed.values)
+        self.preset = values.pop("preset", self.preset)
+        self.param.update(**values)
         self.notice = " ".join(parsed.notices)
+
+    @param.depends("preset", watch=True)
+    def _apply_preset(self) -> None:
+        if self.preset:
+            apply_preset(self, self.preset)
+
+    @param.depends(*CONTROL_NAMES, watch=True)
+    def _leave_preset(self) -> None:
+        if self.preset and not preset_matches(self, self.preset):
+            self.preset = ""
 
     def resample(self) -> None:
         """Move to the next seed: a fresh draw of Q and K (and of the histogram's pairs)."""

@@ -50,7 +50,6 @@
       this.raw = new Map();
       this.state = { ...CONFIG.defaults, seed: DATA.seed };
       this.frames = {};
-      this.syncing = false;
       this.updates = 0;
     }
 
@@ -101,7 +100,12 @@
     render(parts) {
       const m = this.models;
       const { n, d_k: d, view } = this.state;
-      if (parts.has("scores") || parts.has("weights")) {
+      if (parts.has("scores") || parts.has("view")) {
+        this.renderView(view);
+      }
+      // BokehJS maps an image to colours when its data arrive, not when the glyph switches
+      // columns: a view change resends the data, after the switch.
+      if (["scores", "weights", "view"].some((part) => parts.has(part))) {
         const { scores, weights } = this.frames;
         m.source.data = {
           raw: [ndarray(scores.rawImage, n)],
@@ -114,11 +118,7 @@
         };
       }
       if (parts.has("scores")) {
-        m.heatmap.x_range.setv({ start: 0, end: n });
-        m.heatmap.y_range.setv({ start: n, end: 0 });
-      }
-      if (parts.has("scores") || parts.has("view")) {
-        this.renderView(view);
+        this.renderRanges(n);
       }
       if (parts.has("histograms")) {
         const titles = T.histogramTitles(d);
@@ -130,6 +130,19 @@
       if (parts.has("weights") || parts.has("histograms")) {
         const { raw, scaled, weights } = this.frames;
         m.readouts.text = T.readoutsHtml(d, raw, scaled, weights, CONFIG.one_hot_threshold);
+      }
+    }
+
+    /**
+     * Show the whole n×n matrix, query 0 at the top. The served figure's ranges have
+     * bounds "auto", which BokehJS fixes from the first n and clamps every later start and
+     * end to: the bounds must move first, and the reset tool must return to the new view.
+     */
+    renderRanges(n) {
+      const { x_range: x, y_range: y } = this.models.heatmap;
+      for (const [range, start, end] of [[x, 0, n], [y, n, 0]]) {
+        range.setv({ bounds: [0, n] });
+        range.setv({ start, end, reset_start: start, reset_end: end });
       }
     }
 
@@ -160,6 +173,9 @@
     /** Apply `changes` to the state and redraw what depends on them. */
     set(changes) {
       const changed = Object.keys(changes).filter((name) => changes[name] !== this.state[name]);
+      if (changed.length === 0) {
+        return;
+      }
       Object.assign(this.state, changes);
       const parts = new Set(
         Object.keys(INPUTS).filter((part) => INPUTS[part].some((name) => changed.includes(name))),
@@ -173,37 +189,36 @@
       this.updates += 1;
     }
 
-    /** Put every widget where the state is, without treating that as a user change. */
+    /** Put every widget where the state is (onWidget then finds nothing new in it). */
     syncWidgets() {
       const m = this.models;
-      this.syncing = true;
-      try {
-        for (const name of ["d_k", "temperature", "n"]) {
-          const slider = m[`${name}_slider`];
-          const index = K.nearestIndex(GRIDS[name], this.state[name]);
-          if (slider.value === index) {
-            // Same position, maybe an exact value off the grid: redraw the shown value.
-            slider.show_value = false;
-            slider.show_value = true;
-          } else {
-            slider.value = index;
-          }
+      for (const name of ["d_k", "temperature", "n"]) {
+        const slider = m[`${name}_slider`];
+        const index = K.nearestIndex(GRIDS[name], this.state[name]);
+        if (slider.value === index) {
+          // Same position, maybe an exact value off the grid: redraw the shown value.
+          slider.show_value = false;
+          slider.show_value = true;
+        } else {
+          slider.value = index;
         }
-        m.scaled_toggle.active = this.state.scaled ? [0] : [];
-        m.causal_toggle.active = this.state.causal ? [0] : [];
-        m.view_buttons.active = VIEW_NAMES.indexOf(this.state.view);
-      } finally {
-        this.syncing = false;
       }
+      m.scaled_toggle.active = this.state.scaled ? [0] : [];
+      m.causal_toggle.active = this.state.causal ? [0] : [];
+      m.view_buttons.active = VIEW_NAMES.indexOf(this.state.view);
     }
 
-    /** A widget moved: read its value into the state. */
+    /**
+     * A widget moved: read its value into the state. Bokeh runs CustomJS callbacks
+     * asynchronously, so this also hears the moves syncWidgets made; a slider position
+     * that already shows the state (an exact value off the grid, say) changes nothing.
+     */
     onWidget(name, model) {
-      if (this.syncing) {
-        return;
-      }
       if (name in GRIDS) {
-        this.set({ [name]: GRIDS[name][Math.round(model.value)] });
+        const index = Math.round(model.value);
+        if (K.nearestIndex(GRIDS[name], this.state[name]) !== index) {
+          this.set({ [name]: GRIDS[name][index] });
+        }
       } else if (name === "view") {
         this.set({ view: VIEW_NAMES[model.active] });
       } else {

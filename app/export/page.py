@@ -19,8 +19,10 @@ from bokeh.layouts import column
 from bokeh.models import (
     CheckboxGroup,
     CustomJS,
+    CustomJSHover,
     CustomJSTickFormatter,
     Div,
+    HoverTool,
     RadioButtonGroup,
     Slider,
 )
@@ -89,6 +91,22 @@ def initial_state(data: ExportData) -> SimulationState:
         n=int(nearest_on_grid(N_DEFAULT, data.n_values)),
         seed=data.seed,
     )
+
+
+def _own_hover_formatters(figure: object) -> None:
+    """Give the figure's hover tools their own formatter models.
+
+    app.views.heatmap shares module-level CustomJSHover instances between figures, and a
+    Bokeh model can belong to one document only: without copies, a second export in the
+    same process would fail.
+    """
+    for hover in figure.select(type=HoverTool):
+        hover.formatters = {
+            field: CustomJSHover(code=formatter.code, args=dict(formatter.args))
+            if isinstance(formatter, CustomJSHover)
+            else formatter
+            for field, formatter in hover.formatters.items()
+        }
 
 
 def _on_change(name: str) -> CustomJS:
@@ -183,6 +201,10 @@ def build_document(data: ExportData) -> tuple[Document, dict]:
     state = initial_state(data)
     model = SimulationModel(state)
     heatmap = HeatmapView(model)
+    _own_hover_formatters(heatmap.figure)
+    # The served heatmap outlines the query of its row comparison, which the page lacks.
+    for outline in heatmap.figure.select(name="row_outline"):
+        outline.visible = False
     histograms = DotProductHistograms(model)
     readouts = Div(
         text=readouts_html(model),
