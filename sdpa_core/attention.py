@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from numbers import Integral
 from typing import Literal
 
 import numpy as np
@@ -34,12 +35,14 @@ def softmax(x: np.typing.ArrayLike, axis: int = -1) -> np.ndarray:
     float32; anything else is computed in float64.
 
     Raises:
-        ValueError: if ``x`` holds NaN or ``+inf``, ``axis`` is out of range or the axis
-            is empty.
+        ValueError: if ``x`` holds NaN or ``+inf``, ``axis`` is not an integer, is out of
+            range or names an empty axis.
     """
     array = as_float_array("x", x)
     if array.ndim == 0:
         raise ValueError("x must have at least one dimension: got a scalar")
+    if isinstance(axis, bool) or not isinstance(axis, Integral):
+        raise ValueError(f"axis must be an integer: got {axis!r}")
     if not -array.ndim <= axis < array.ndim:
         raise ValueError(f"axis {axis} is out of range for an array with {array.ndim} dimensions")
     if array.shape[axis] == 0:

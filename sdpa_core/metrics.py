@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from sdpa_core.attention import attention
+from sdpa_core.attention import scores_logits, softmax
 from sdpa_core.validation import as_float_array, positive_finite, positive_int
 
 
@@ -33,13 +33,19 @@ def histogram(
     against a probability density and a clipped tail shows as missing area.
 
     Raises:
-        ValueError: for an empty ``values``, ``bins`` < 1 or an empty or non-finite range.
+        ValueError: for an empty ``values``, ``bins`` < 1, or a ``value_range`` that is not a
+            pair of numbers, or is empty or non-finite.
     """
     bins = positive_int("bins", bins)
     array = as_float_array("values", values).ravel()
     if array.size == 0:
         raise ValueError("values must not be empty")
-    low, high = (float(bound) for bound in value_range)
+    try:
+        low, high = (float(bound) for bound in value_range)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"value_range must be a (low, high) pair of numbers: got {value_range!r}"
+        ) from None
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
         raise ValueError(f"value_range must be finite with low < high: got ({low}, {high})")
     counts, edges = np.histogram(array, bins=bins, range=(low, high))
@@ -78,14 +84,25 @@ def softmax_jacobian_norm(weights: np.typing.ArrayLike) -> np.ndarray:
     """Frobenius norm of the softmax Jacobian ``diag(p) − p pᵀ`` of each row p (last axis).
 
     It is the size of the gradient that flows back through the softmax: sqrt(1/n − 1/n²)
-    for a uniform row, 0 for a one-hot row. Closed form, without building the n×n matrix:
-    ``‖J‖²_F = Σp² − 2Σp³ + (Σp²)²``.
+    for a uniform row, 0 for a one-hot row. Closed form, without building the n×n matrix,
+    arranged so that a nearly one-hot row (the collapse this project shows) keeps full
+    relative precision: with m the row's largest entry and r = Σ_{j≠m} p_j²,
+    ``‖J‖²_F = Σ p_i²(1 − p_i)² + 2 p_m² r + (r² − Σ_{j≠m} p_j⁴)``.
     """
     p = _check_weights(weights)
     p2 = p * p
-    sum_p2 = p2.sum(axis=-1)
-    sum_p3 = (p2 * p).sum(axis=-1)
-    return np.sqrt(np.maximum(sum_p2 - 2.0 * sum_p3 + sum_p2 * sum_p2, 0.0))
+    # Diagonal part Σ (p_i − p_i²)²: 1 − p_i is exact for p_i ≥ 1/2, so no cancellation.
+    diagonal = (p2 * (1.0 - p) ** 2).sum(axis=-1)
+    # Off-diagonal part Σ_{i≠j} p_i² p_j². The textbook (Σp²)² − Σp⁴ subtracts two numbers
+    # near 1 when a row collapses, leaving ~1e-8 absolute error in the norm; splitting off
+    # the largest entry keeps every remaining term a sum of non-negative parts.
+    top = np.argmax(p, axis=-1)[..., np.newaxis]
+    top2 = np.take_along_axis(p2, top, axis=-1)[..., 0]
+    others2 = p2.copy()
+    np.put_along_axis(others2, top, 0.0, axis=-1)
+    rest = others2.sum(axis=-1)
+    among_others = np.maximum(rest * rest - (others2 * others2).sum(axis=-1), 0.0)
+    return np.sqrt(diagonal + 2.0 * top2 * rest + among_others)
 
 
 @dataclass(frozen=True)
@@ -119,16 +136,24 @@ def _band(per_trial: np.ndarray) -> Band:
     return Band(_read_only(per_trial.mean(axis=1)), _read_only(low), _read_only(high))
 
 
+@lru_cache(maxsize=64)
+def _collapse_scores(d_k: int, n: int, trials: int, seed: int) -> np.ndarray:
+    # Raw q·k of `trials` independent (n, d_k) draws: the only costly part of a curve
+    # point, shared by both scale settings and every temperature. One generator per d_k,
+    # so a point does not depend on which others were asked for. 8·trials·n² bytes each.
+    rng = np.random.default_rng([seed, d_k, n, trials])
+    q, k = rng.standard_normal((2, trials, n, d_k))
+    return _read_only(scores_logits(q, k, scale=1.0))
+
+
 @lru_cache(maxsize=32)
 def _collapse_curve(
     d_values: tuple[int, ...], n: int, trials: int, scaled: bool, temperature: float, seed: int
 ) -> CollapseCurve:
     entropy, peak, jacobian = (np.empty((len(d_values), trials)) for _ in range(3))
     for row, d_k in enumerate(d_values):
-        # One generator per d_k: a curve point does not depend on which others were asked for.
-        rng = np.random.default_rng([seed, d_k, n, trials])
-        q, k = rng.standard_normal((2, trials, n, d_k))
-        _, weights = attention(q, k, k, scale=None if scaled else 1.0, temperature=temperature)
+        scale = 1.0 / math.sqrt(d_k) if scaled else 1.0
+        weights = softmax(_collapse_scores(d_k, n, trials, seed) * (scale / temperature))
         entropy[row] = row_entropy(weights).mean(axis=-1)
         peak[row] = max_weight(weights).mean(axis=-1)
         jacobian[row] = softmax_jacobian_norm(weights).mean(axis=-1)
@@ -155,7 +180,9 @@ def collapse_curve(
     give per-draw means over rows of the entropy (nats), the max weight and the softmax
     Jacobian norm; each statistic is returned as its mean over draws and its 10–90 % band.
     Unscaled (``scaled=False``), entropy and gradient fall towards 0 as d_k grows; scaled,
-    they stay flat. Results are cached (32 most recent argument sets) and read-only.
+    they stay flat. Results are cached (32 most recent argument sets) and read-only, and
+    so are the sampled scores behind each point (64 most recent (d_k, n, trials, seed),
+    8·trials·n² bytes each): another temperature or scale costs a softmax, not a resample.
 
     Raises:
         ValueError: for an empty or non-integer ``d_values``, any d_k, ``n`` or ``trials``

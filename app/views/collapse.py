@@ -65,7 +65,7 @@ METRICS = (
     # range holds every temperature and the axis never jumps as the curves move.
     Metric(
         "jacobian_norm",
-        "Gradient size: mean ‖softmax Jacobian‖",
+        "Gradient size (‖Jacobian‖)",
         "Jacobian norm",
         0.52,
         "Jacobian norm √(1/32 − 1/32²)",

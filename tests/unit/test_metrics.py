@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -34,6 +35,11 @@ LOGITS = arrays(
 def trapezoid(y: np.ndarray, x: np.ndarray) -> float:
     """Trapezoid rule (np.trapezoid is NumPy ≥ 2 only; the package supports 1.26)."""
     return float(np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2)
+
+
+def trapezoid_area(density: np.ndarray, edges: np.ndarray) -> float:
+    """Area under a step-function density."""
+    return float(np.sum(density * np.diff(edges)))
 
 
 # --- normal_pdf ---------------------------------------------------------------------------
@@ -99,11 +105,6 @@ def test_histogram_density_normalisation(
     assert math.isclose(trapezoid_area(density, edges), inside / values.size, abs_tol=1e-12)
 
 
-def trapezoid_area(density: np.ndarray, edges: np.ndarray) -> float:
-    """Area under a step-function density."""
-    return float(np.sum(density * np.diff(edges)))
-
-
 def test_histogram_of_values_inside_integrates_to_one() -> None:
     values = np.random.default_rng(10).uniform(-1, 1, 5_000)
     density, edges = histogram(values, 20, (-1.0, 1.0))
@@ -130,6 +131,10 @@ def test_histogram_known_counts() -> None:
         (([1.0], 3, (2, 1)), r"value_range must be finite with low < high: got \(2.0, 1.0\)"),
         (([1.0], 3, (0, math.inf)), "value_range must be finite with low < high"),
         (([1.0], 3, (math.nan, 1)), "value_range must be finite with low < high"),
+        (([1.0], 3, (0.0,)), r"value_range must be a \(low, high\) pair of numbers: got \(0.0,\)"),
+        (([1.0], 3, (0, 1, 2)), r"value_range must be a \(low, high\) pair of numbers"),
+        (([1.0], 3, (None, 1)), r"value_range must be a \(low, high\) pair of numbers"),
+        (([1.0], 3, 5.0), r"value_range must be a \(low, high\) pair of numbers: got 5.0"),
     ],
 )
 def test_histogram_errors(args: tuple, message: str) -> None:
@@ -191,7 +196,31 @@ def test_jacobian_closed_form_matches_explicit_matrix(logits: np.ndarray) -> Non
     p = softmax(logits)
     rows = p.reshape(-1, p.shape[-1])
     explicit = [np.linalg.norm(np.diag(row) - np.outer(row, row), "fro") for row in rows]
-    np.testing.assert_allclose(softmax_jacobian_norm(p).ravel(), explicit, rtol=1e-7, atol=1e-9)
+    # The explicit matrix's entries carry ~1e-16 absolute rounding, hence the tiny atol; a
+    # closed form that cancels (Σp² − 2Σp³ + (Σp²)²) is off by ~1e-8 on near one-hot rows.
+    np.testing.assert_allclose(softmax_jacobian_norm(p).ravel(), explicit, rtol=1e-9, atol=1e-15)
+
+
+@PROPERTY
+@given(arrays(np.float64, st.integers(1, 8), elements=st.floats(-40, 40)))
+def test_jacobian_norm_is_accurate_on_collapsed_rows(logits: np.ndarray) -> None:
+    p = softmax(logits)
+    exact = [Fraction(x) for x in p.tolist()]
+    # ‖diag(p) − ppᵀ‖²_F of the float vector p, in exact rational arithmetic.
+    squared = sum(
+        ((pi if i == j else 0) - pi * pj) ** 2
+        for i, pi in enumerate(exact)
+        for j, pj in enumerate(exact)
+    )
+    assert softmax_jacobian_norm(p) == pytest.approx(math.sqrt(squared), rel=1e-12, abs=1e-300)
+
+
+def test_jacobian_norm_of_a_nearly_one_hot_row() -> None:
+    p = softmax(np.array([17.0, 0.0]))
+    epsilon = 1 / (1 + math.exp(17))
+    # J = p₀p₁ [[1, −1], [−1, 1]]: norm 2 p₀ p₁ = 2ε(1 − ε), with ε = σ(−17) ≈ 4e-8. The
+    # cancelling closed form gave 8.16e-8 here instead of 8.28e-8, 1.4 % off.
+    assert softmax_jacobian_norm(p) == pytest.approx(2 * epsilon * (1 - epsilon), rel=1e-8)
 
 
 @PROPERTY

@@ -157,6 +157,8 @@ def test_uniform_for_equal_logits() -> None:
         (np.float64(1.0), {}, "at least one dimension: got a scalar"),
         ([[1.0, 2.0]], {"axis": 2}, "axis 2 is out of range for an array with 2 dimensions"),
         ([[1.0, 2.0]], {"axis": -3}, "axis -3 is out of range"),
+        ([[1.0, 2.0]], {"axis": None}, "axis must be an integer: got None"),
+        ([[1.0, 2.0]], {"axis": 1.0}, "axis must be an integer: got 1.0"),
         (np.zeros((2, 0)), {}, r"at least one entry along axis -1: got shape \(2, 0\)"),
         (["a", "b"], {}, "x must be a real numeric array: got dtype <U1"),
         ([1 + 2j], {}, "x must be a real numeric array: got dtype complex128"),
