@@ -6,7 +6,9 @@
 #
 # It makes a virtual environment .venv-<python version> in the repository, installs the
 # package with its "test" extra, installs Debian's chromium when /usr/bin/chromium is
-# missing (the browser tests drive it through Playwright; `playwright install` is not used),
+# missing (the browser tests drive it through Playwright; `playwright install` is not used)
+# and Debian's nodejs when `node` is missing (the offline page's JavaScript kernel is tested
+# against the core under Node),
 # checks lint and format with ruff, and runs pytest with any arguments given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,12 +17,15 @@ python=${PYTHON:-python3}
 version=$("$python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
 venv=".venv-$version"
 
-if [ ! -x /usr/bin/chromium ]; then
-  echo "Installing Debian's chromium for the browser tests"
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium fonts-dejavu-core)
+command -v node >/dev/null || missing+=(nodejs)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing Debian's ${missing[*]} for the browser and JavaScript kernel tests"
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"

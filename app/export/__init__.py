@@ -23,9 +23,11 @@ Limits, set by the 5 MB the file may weigh (defaults; ``--n-max``/``--d-max`` ch
 * BokehJS itself takes 1.8 MB. The export refuses to write a file over 5,000,000 bytes.
 
 Precision: the page computes in float64 from the float32 Q and K, the server from float64
-ones, so weights agree to about 1e-7 in ordinary states and within 1e-5 at the extremes
-(unscaled, d_k = 512, temperature 0.05); histograms and their standard deviations use the
-core's own float32 dot products and agree exactly (to the last bin count).
+ones, so the weights agree to 1e-7 in ordinary states (scaled, temperature 1) and within
+7.1e-6 at the extremes (seed 0, unscaled, temperature 0.05, any d_k step and n); the
+histograms and their standard deviations use the core's own float32 dot products and agree
+exactly, bin for bin. Other behaviour: the page keeps its state in the URL, as the served
+app does, so a copied link reopens the same view.
 """
 
 from __future__ import annotations

@@ -43,6 +43,8 @@
   class ExportPage {
     constructor(models) {
       this.models = models;
+      // Plain HTML in the page, outside Bokeh (see views.py).
+      this.readouts = document.getElementById("sdpa-readouts");
       // Float64 copies: the inner product loop then reads doubles without converting.
       this.q = Float64Array.from(K.float32FromBase64(DATA.q));
       this.k = Float64Array.from(K.float32FromBase64(DATA.k));
@@ -51,6 +53,7 @@
       this.state = { ...CONFIG.defaults, seed: DATA.seed };
       this.frames = {};
       this.updates = 0;
+      this.pending = null;
     }
 
     /**
@@ -93,7 +96,8 @@
         const { bins, half_width: halfWidth, curve_points: points } = CONFIG.histogram;
         const values = this.dotProducts(d);
         this.frames.raw = K.histogramFrame(values, d, bins, halfWidth, points);
-        this.frames.scaled = K.histogramFrame(K.scaleFloat32(values, d), 1.0, bins, halfWidth, points);
+        const scaled = K.scaleFloat32(values, d);
+        this.frames.scaled = K.histogramFrame(scaled, 1.0, bins, halfWidth, points);
       }
     }
 
@@ -103,14 +107,18 @@
       if (parts.has("scores") || parts.has("view")) {
         this.renderView(view);
       }
-      // BokehJS maps an image to colours when its data arrive, not when the glyph switches
-      // columns: a view change resends the data, after the switch.
+      // The glyph draws the "shown" column (see views.py): a view change is a data change,
+      // the one change BokehJS always maps to new colours.
       if (["scores", "weights", "view"].some((part) => parts.has(part))) {
         const { scores, weights } = this.frames;
-        m.source.data = {
+        const images = {
           raw: [ndarray(scores.rawImage, n)],
           scaled: [ndarray(scores.scaledImage, n)],
           weight: [ndarray(weights.weightsImage, n)],
+        };
+        m.source.data = {
+          ...images,
+          [CONFIG.heatmap.shown_column]: images[CONFIG.heatmap.columns[view]],
           x: [0],
           y: [0],
           dw: [n],
@@ -122,14 +130,13 @@
       }
       if (parts.has("histograms")) {
         const titles = T.histogramTitles(d);
-        this.renderHistogram(m.raw_histogram, m.raw_bars, m.raw_curve, m.raw_curve_item,
-          this.frames.raw, titles.raw, titles.rawCurve);
-        this.renderHistogram(m.scaled_histogram, m.scaled_bars, m.scaled_curve,
-          m.scaled_curve_item, this.frames.scaled, titles.scaled, titles.scaledCurve);
+        this.renderHistogram("raw", this.frames.raw, titles.raw, titles.rawCurve);
+        this.renderHistogram("scaled", this.frames.scaled, titles.scaled, titles.scaledCurve);
       }
       if (parts.has("weights") || parts.has("histograms")) {
         const { raw, scaled, weights } = this.frames;
-        m.readouts.text = T.readoutsHtml(d, raw, scaled, weights, CONFIG.one_hot_threshold);
+        // Markup built from numbers and fixed words only (text.js), never from the URL.
+        this.readouts.innerHTML = T.readoutsHtml(d, raw, scaled, weights, CONFIG.one_hot_threshold);
       }
     }
 
@@ -150,7 +157,6 @@
     renderView(view) {
       const m = this.models;
       const heatmap = CONFIG.heatmap;
-      m.image.glyph.image = { field: heatmap.columns[view] };
       m.heatmap_title.text = heatmap.titles[view];
       m.colour_bar.title = heatmap.colour_bar_titles[view];
       if (view === "weights") {
@@ -162,12 +168,23 @@
       m.mapper.setv({ palette: heatmap.scores_palette, low: -limit, high: limit });
     }
 
-    renderHistogram(figure, bars, curve, curveItem, frame, title, curveLabel) {
+    /** app.views.histogram's show: bars, curve, ranges, title and curve label, in place. */
+    renderHistogram(which, frame, title, curveLabel) {
+      const m = this.models;
+      const figure = m[`${which}_histogram`];
+      const bars = m[`${which}_bars`];
+      const curve = m[`${which}_curve`];
+      const curveItem = m[`${which}_curve_item`];
       bars.data = { left: frame.left, right: frame.right, top: frame.density };
       curve.data = { x: frame.curveX, y: frame.curveY };
       figure.x_range.setv({ start: frame.left[0], end: frame.right[frame.right.length - 1] });
+      const top = Math.max(Math.max(...frame.density), Math.max(...frame.curveY));
+      figure.y_range.setv({ start: 0, end: CONFIG.histogram.headroom * top });
       figure.title.text = title;
-      curveItem.label = { value: curveLabel };
+      // A new label object re-lays the legend out even when its text is the same.
+      if (curveItem.label?.value !== curveLabel) {
+        curveItem.label = { value: curveLabel };
+      }
     }
 
     /** Apply `changes` to the state and redraw what depends on them. */
@@ -184,9 +201,33 @@
         this.compute(parts);
         this.render(parts);
       }
-      this.describeSliders();
-      this.writeUrl();
       this.updates += 1;
+      this.whenIdle(() => {
+        this.describeSliders();
+        this.writeUrl();
+      });
+    }
+
+    /**
+     * Run `task` when the page is idle, once for a burst of changes: the URL and the slider
+     * descriptions need not hold up the picture (replaceState alone takes a few ms).
+     */
+    whenIdle(task) {
+      const scheduled = this.pending !== null;
+      this.pending = task;
+      if (scheduled) {
+        return;
+      }
+      const run = () => {
+        const pending = this.pending;
+        this.pending = null;
+        pending();
+      };
+      if (typeof root.requestIdleCallback === "function") {
+        root.requestIdleCallback(run, { timeout: 300 });
+      } else {
+        root.setTimeout(run, 50);
+      }
     }
 
     /** Put every widget where the state is (onWidget then finds nothing new in it). */

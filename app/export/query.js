@@ -21,7 +21,9 @@
   const TRUE = new Set(["1", "true", "yes", "on"]);
   const FALSE = new Set(["0", "false", "no", "off"]);
   // Python's str.isspace() characters, so strip() removes what the server's strip() does.
-  const SPACE = "[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+  const SPACE =
+    "[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680" +
+    "\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
   const STRIP = new RegExp(`^${SPACE}+|${SPACE}+$`, "g");
   // Python's float() syntax for ASCII text: digits may be grouped by single underscores.
   const DIGITS = "\\d(?:_?\\d)*";
@@ -77,11 +79,15 @@
 
   function clamped(name, value, [low, high], notices) {
     if (value < low) {
-      notices.push(`${name} = ${g(value)} is below the smallest value ${g(low)}; using ${g(low)}.`);
+      notices.push(
+        `${name} = ${g(value)} is below the smallest value ${g(low)}; using ${g(low)}.`,
+      );
       return low;
     }
     if (value > high) {
-      notices.push(`${name} = ${g(value)} is above the largest value ${g(high)}; using ${g(high)}.`);
+      notices.push(
+        `${name} = ${g(value)} is above the largest value ${g(high)}; using ${g(high)}.`,
+      );
       return high;
     }
     return value;
@@ -168,7 +174,9 @@
       }
       if (!limits.d_values.includes(value)) {
         const nearest = limits.d_values[kernel.nearestIndex(limits.d_values, value)];
-        notices.push(`d_k = ${value} is not one of this offline page's d_k steps; using ${nearest}.`);
+        notices.push(
+          `d_k = ${value} is not one of this offline page's d_k steps; using ${nearest}.`,
+        );
         return nearest;
       }
     }

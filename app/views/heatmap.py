@@ -27,23 +27,23 @@ VIEW_COLUMNS = {"weights": "weight", "scaled": "scaled", "raw": "raw"}
 """Heatmap view → the source column its image glyph draws."""
 
 TITLES = {
-    "weights": "Attention weights: softmax of each query's row (each row sums to 1)",
+    "weights": "Attention weights (each row sums to 1)",
     "scaled": "Scaled scores q·k / √d_k",
     "raw": "Raw scores q·k",
 }
 COLOUR_BAR_TITLES = {"weights": "weight", "scaled": "q·k / √d_k", "raw": "q·k"}
 
-_CELL_INDEX = CustomJSHover(code="return String(Math.floor(value))")
-_CELL_VALUE = CustomJSHover(code="return Number.isNaN(value) ? 'masked' : value.toPrecision(4)")
+CELL_INDEX_JS = "return String(Math.floor(value))"
+CELL_VALUE_JS = "return Number.isNaN(value) ? 'masked' : value.toPrecision(4)"
 
 
 class HeatmapView:
     """The n×n score or weight matrix: query i down the rows (0 at the top), key j across.
 
     The source holds the raw scores, the scaled scores and the weights as three float32
-    images, so the hover shows all three; the view only changes which column the glyph
-    draws and the colour mapper's range and palette, in place. A dashed outline marks the
-    query row shown in the row comparison.
+    images, so the hover shows all three; the view only changes which of three image
+    renderers is visible and the colour mapper's range and palette, in place. A dashed
+    outline marks the query row shown in the row comparison.
     """
 
     def __init__(self, model: SimulationModel) -> None:
@@ -55,8 +55,8 @@ class HeatmapView:
         self.figure = figure(
             name="heatmap",
             title=TITLES["weights"],
-            x_range=Range1d(0, n, bounds="auto"),
-            y_range=Range1d(n, 0, bounds="auto"),
+            x_range=Range1d(0, n, bounds=(0, n)),
+            y_range=Range1d(n, 0, bounds=(0, n)),
             x_axis_label="key j",
             y_axis_label="query i",
             sizing_mode="stretch_width",
@@ -68,16 +68,23 @@ class HeatmapView:
         )
         self.figure.title.text_font_size = "13px"
         self.figure.grid.visible = False
-        self.renderer = self.figure.image(
-            image="weight",
-            x="x",
-            y="y",
-            dw="dw",
-            dh="dh",
-            source=self.source,
-            color_mapper=self.mapper,
-            name="heatmap_image",
-        )
+        # One image renderer per column, all on the same source and mapper; a view change
+        # toggles which is visible. (Changing one glyph's column in place leaves BokehJS
+        # drawing the image it mapped from the old column.)
+        self.renderers = {
+            view: self.figure.image(
+                image=column,
+                x="x",
+                y="y",
+                dw="dw",
+                dh="dh",
+                source=self.source,
+                color_mapper=self.mapper,
+                name=f"heatmap_{column}",
+                visible=view == model.state.view,
+            )
+            for view, column in VIEW_COLUMNS.items()
+        }
         self.colour_bar = ColorBar(
             color_mapper=self.mapper,
             title="weight",
@@ -102,7 +109,7 @@ class HeatmapView:
         )
         self.figure.add_tools(
             HoverTool(
-                renderers=[self.renderer],
+                renderers=list(self.renderers.values()),
                 tooltips=[
                     ("query i", "$y{cell}"),
                     ("key j", "$x{cell}"),
@@ -110,12 +117,13 @@ class HeatmapView:
                     ("scaled score", "@scaled{value}"),
                     ("weight", "@weight{value}"),
                 ],
+                # Formatters are models: each document needs its own (one per session).
                 formatters={
-                    "$x": _CELL_INDEX,
-                    "$y": _CELL_INDEX,
-                    "@raw": _CELL_VALUE,
-                    "@scaled": _CELL_VALUE,
-                    "@weight": _CELL_VALUE,
+                    "$x": (cell_index := CustomJSHover(code=CELL_INDEX_JS)),
+                    "$y": cell_index,
+                    "@raw": (cell_value := CustomJSHover(code=CELL_VALUE_JS)),
+                    "@scaled": cell_value,
+                    "@weight": cell_value,
                 },
             )
         )
@@ -144,8 +152,9 @@ class HeatmapView:
         if SCORES in parts:
             n = model.state.n
             self.source.data = self._data(model)
-            self.figure.x_range.update(start=0, end=n)
-            self.figure.y_range.update(start=n, end=0)
+            # The bounds move with n too: fixed bounds would clamp the larger range.
+            self.figure.x_range.update(start=0, end=n, bounds=(0, n))
+            self.figure.y_range.update(start=n, end=0, bounds=(0, n))
         elif WEIGHTS in parts:
             self.source.data.update(weight=[model.weights.weights_image])
         if parts & {SCORES, VIEW}:
@@ -155,7 +164,8 @@ class HeatmapView:
 
     def _apply_view(self, model: SimulationModel) -> None:
         view = model.state.view
-        self.renderer.glyph.image = VIEW_COLUMNS[view]
+        for name, renderer in self.renderers.items():
+            renderer.visible = name == view
         self.figure.title.text = TITLES[view]
         self.colour_bar.title = COLOUR_BAR_TITLES[view]
         if view == "weights":

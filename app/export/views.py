@@ -1,0 +1,159 @@
+"""The served app's figures and readouts, adapted for a page that updates them in JavaScript.
+
+The heatmap and histograms are ``app.views``' own, so the page looks like the server's; the
+changes below are the ones a page without a server needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from bokeh.layouts import column
+from bokeh.models import CustomJSHover, Div, HoverTool, Model, Range1d
+from bokeh.plotting import figure as Figure
+
+from app.model import SimulationModel
+from app.views.heatmap import TITLES, VIEW_COLUMNS, HeatmapView
+from app.views.histogram import DotProductHistograms, HistogramView
+from app.views.readouts import readouts_html
+
+SHOWN_COLUMN = "shown"
+"""Heatmap source column the page's image glyph draws: a copy of the current view's image."""
+
+HISTOGRAM_HEADROOM = 1.05
+"""Top of a histogram's y range over its highest bar or curve point: the 5 % of padding a
+Bokeh DataRange1d (the served figures' y range) adds above the data."""
+
+HEATMAP_TITLE_STYLES = {
+    "font-size": "13px",
+    "font-weight": "bold",
+    "color": "#444444",
+    "padding": "4px 10px 0",
+}
+
+NOTICE_STYLES = {
+    "background": "#fff4e5",
+    "color": "#663c00",
+    "border": "1px solid #ffb74d",
+    "border-radius": "6px",
+    "padding": "8px 12px",
+}
+
+
+def _own_hover_formatters(figure: Figure) -> None:
+    """Give the figure's hover tools their own formatter models.
+
+    app.views.heatmap shares module-level CustomJSHover instances between figures, and a
+    Bokeh model can belong to one document only: without copies, a second export in the
+    same process would fail.
+    """
+    for hover in figure.select(type=HoverTool):
+        hover.formatters = {
+            field: CustomJSHover(code=formatter.code, args=dict(formatter.args))
+            if isinstance(formatter, CustomJSHover)
+            else formatter
+            for field, formatter in hover.formatters.items()
+        }
+
+
+def _show_through_one_column(heatmap: HeatmapView, view: str) -> None:
+    """Make the image glyph draw :data:`SHOWN_COLUMN`, which holds the current view's image.
+
+    BokehJS keeps the colours it mapped from the old column when only the glyph's column
+    changes, so the page switches views by changing the data instead. The raw, scaled and
+    weight columns stay for the hover.
+    """
+    data = heatmap.source.data
+    data[SHOWN_COLUMN] = data[VIEW_COLUMNS[view]]
+    # The served view has one renderer per column; the page keeps one, drawing the shown one.
+    shown, *others = heatmap.renderers.values()
+    shown.update(visible=True, name="heatmap_image")
+    for renderer in others:
+        heatmap.figure.renderers.remove(renderer)
+    for hover in heatmap.figure.select(type=HoverTool):
+        hover.renderers = [shown]
+    for glyph in (shown.glyph, shown.nonselection_glyph, shown.muted_glyph):
+        if glyph is not None and glyph != "auto":
+            glyph.image = SHOWN_COLUMN
+
+
+def _fixed_y_range(view: HistogramView) -> None:
+    """Replace the histogram's auto-ranging y range by a plain one the page sets itself.
+
+    The page knows the highest bar and curve point when it draws them; a DataRange1d would
+    make BokehJS scan the data and lay the figure out again on every d_k change.
+    """
+    top = max(float(np.max(view.bars.data["top"])), float(np.max(view.curve.data["y"])))
+    view.figure.y_range = Range1d(0, HISTOGRAM_HEADROOM * top)
+
+
+@dataclass
+class PageViews:
+    """The page's figures and text panels: ``roots`` for the template, ``models`` for the
+    JavaScript (by the names controller.js uses), and the readouts' first markup.
+
+    The readouts are plain HTML in the page, outside Bokeh: replacing a Bokeh Div's text
+    costs a layout pass (about 5 ms a change), setting an element's markup does not.
+    """
+
+    roots: dict[str, Model]
+    models: dict[str, Model]
+    readouts: str
+
+
+def build_views(model: SimulationModel) -> PageViews:
+    """The heatmap, histograms, readouts and notice for the model's state."""
+    heatmap = HeatmapView(model)
+    _own_hover_formatters(heatmap.figure)
+    # The served heatmap outlines the query of its row comparison, which the page lacks.
+    for outline in heatmap.figure.select(name="row_outline"):
+        outline.visible = False
+    _show_through_one_column(heatmap, model.state.view)
+    # The title goes above the figure as text that wraps: in a Bokeh title the longest one
+    # overflows a phone-wide heatmap.
+    heatmap_title = Div(
+        text=TITLES[model.state.view],
+        render_as_text=True,
+        styles=HEATMAP_TITLE_STYLES,
+        sizing_mode="stretch_width",
+        name="heatmap_title",
+    )
+    heatmap.figure.title.text = ""
+    histograms = DotProductHistograms(model)
+    # Plain text only: notices quote (filtered) URL values.
+    notice = Div(
+        text="",
+        render_as_text=True,
+        visible=False,
+        styles=NOTICE_STYLES,
+        sizing_mode="stretch_width",
+        name="notice",
+    )
+    models: dict[str, Model] = {
+        "source": heatmap.source,
+        "mapper": heatmap.mapper,
+        "heatmap": heatmap.figure,
+        "heatmap_title": heatmap_title,
+        "colour_bar": heatmap.colour_bar,
+        "notice": notice,
+    }
+    for which, view in (("raw", histograms.raw), ("scaled", histograms.scaled)):
+        _fixed_y_range(view)
+        models[f"{which}_histogram"] = view.figure
+        models[f"{which}_bars"] = view.bars
+        models[f"{which}_curve"] = view.curve
+        models[f"{which}_curve_item"] = view.figure.legend[0].items[1]
+    roots: dict[str, Model] = {
+        "notice": notice,
+        "heatmap_panel": column(
+            heatmap_title, heatmap.figure, sizing_mode="stretch_width", name="heatmap_panel"
+        ),
+        "histograms": column(
+            histograms.raw.figure,
+            histograms.scaled.figure,
+            sizing_mode="stretch_width",
+            name="histograms",
+        ),
+    }
+    return PageViews(roots=roots, models=models, readouts=readouts_html(model))

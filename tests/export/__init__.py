@@ -1,0 +1,1 @@
+"""Tests of the single-file export: its JavaScript against sdpa_core, the file, the CLI."""

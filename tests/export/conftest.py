@@ -1,0 +1,183 @@
+"""Fixtures for the export tests: an exported file, Node.js and an offline Chromium page."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.export import export_html
+
+from .js_harness import Runner, node_available, page_runner, run_node
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+READY = "() => window.SdpaExport !== undefined && SdpaExport.snapshot() !== null"
+
+
+@pytest.fixture(scope="session")
+def exported_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The page ``sdpa-sim export`` writes with its default limits, in a temporary folder."""
+    path = tmp_path_factory.mktemp("export") / "sdpa-sim.html"
+    export_html(path)
+    return path
+
+
+def _running_browser() -> Any | None:
+    """A connected Chromium that another suite's fixture already drives in this thread.
+
+    Playwright's sync API allows one instance per thread (it keeps an asyncio loop marked
+    as running), so when tests/browser has started one for the session, this suite must use
+    its browser rather than start its own.
+    """
+    if asyncio._get_running_loop() is None:
+        return None
+    from playwright.sync_api import Browser
+
+    for candidate in gc.get_objects():
+        if isinstance(candidate, Browser) and candidate.is_connected():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="package")
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (``playwright install`` cannot download here).
+
+    Package-scoped, so this suite's Playwright has stopped before another suite starts one.
+    """
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package")
+    running = _running_browser()
+    if running is not None:
+        yield running
+        return
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@dataclass
+class OfflinePage:
+    """An exported page open from ``file://`` with every other request blocked and logged."""
+
+    page: Any
+    context: Any
+    errors: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+
+    def updates(self) -> int:
+        """How many times the page has recomputed (1 once it has started)."""
+        return self.page.evaluate("SdpaExport.snapshot().updates")
+
+    def wait_for_update_after(self, count: int) -> None:
+        """Wait until the page has recomputed more than ``count`` times."""
+        self.page.wait_for_function("(n) => SdpaExport.snapshot().updates > n", arg=count)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The page's state and readout numbers (``SdpaExport.snapshot()``)."""
+        return self.page.evaluate("SdpaExport.snapshot()")
+
+    def readouts(self) -> str:
+        """The markup of the readout tiles."""
+        return self.page.locator("#sdpa-readouts").inner_html()
+
+    def model(self, name: str, expression: str) -> Any:
+        """Evaluate ``expression`` on the Bokeh model named ``name`` (bound to ``m``)."""
+        return self.page.evaluate(
+            f"(name) => {{ const m = Bokeh.documents[0].get_model_by_name(name); "
+            f"return {expression}; }}",
+            name,
+        )
+
+
+def _open(browser: Any, path: Path, query: str, width: int, height: int) -> OfflinePage:
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    opened = OfflinePage(page=page, context=context)
+    page.on("pageerror", lambda error: opened.errors.append(f"page error: {error}"))
+    page.on(
+        "console",
+        lambda message: (
+            opened.errors.append(f"console {message.type}: {message.text}")
+            if message.type in ("error", "warning")
+            else None
+        ),
+    )
+
+    def route(request_route: Any) -> None:
+        url = request_route.request.url
+        if url.startswith("file://"):
+            request_route.continue_()
+        else:
+            opened.blocked.append(url)
+            request_route.abort()
+
+    page.route("**/*", route)
+    page.goto(path.as_uri() + query)
+    page.wait_for_function(READY)
+    return opened
+
+
+@pytest.fixture
+def open_export(chromium: Any, exported_file: Path) -> Iterator[Callable[..., OfflinePage]]:
+    """Open the exported file with an optional query string; on teardown, fail if any page
+    reported an error or tried to reach the network."""
+    pages: list[OfflinePage] = []
+
+    def open_page(query: str = "", width: int = 1280, height: int = 800) -> OfflinePage:
+        opened = _open(chromium, exported_file, query, width, height)
+        pages.append(opened)
+        return opened
+
+    yield open_page
+    for opened in pages:
+        opened.context.close()
+    for opened in pages:
+        assert opened.errors == [], f"the page reported errors: {opened.errors}"
+        assert opened.blocked == [], f"the page tried to reach the network: {opened.blocked}"
+
+
+@pytest.fixture(scope="package")
+def page_js(chromium: Any, exported_file: Path) -> Iterator[Runner]:
+    """Runs calls in one exported page shared by the session's kernel tests."""
+    opened = _open(chromium, exported_file, "", 1280, 800)
+    yield page_runner(opened.page)
+    opened.context.close()
+    assert opened.errors == [], f"the page reported errors: {opened.errors}"
+    assert opened.blocked == [], f"the page tried to reach the network: {opened.blocked}"
+
+
+@pytest.fixture(params=["node", pytest.param("chromium", marks=pytest.mark.browser)])
+def js(request: pytest.FixtureRequest) -> Runner:
+    """Runs calls to the export's JavaScript: under Node.js, and in the exported page."""
+    if request.param == "node":
+        if not node_available():
+            pytest.skip("node is not installed: the kernel tests run it")
+        return run_node
+    return request.getfixturevalue("page_js")
+
+
+@pytest.fixture
+def node() -> Runner:
+    """Runs calls to the export's JavaScript under Node.js."""
+    if not node_available():
+        pytest.skip("node is not installed: the kernel tests run it")
+    return run_node
