@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Mapping, Sequence
 
 import panel as pn
 import panel_material_ui as pmui
 from bokeh.events import Tap
+from panel.io.location import Location
+from panel.util import edit_readonly
 
 from app.controls import build_controls
 from app.lesson_text import HISTOGRAM, SAME_D_K, SCALE, TEMPERATURE
@@ -36,6 +39,30 @@ INTRO = (
 QueryArgs = Mapping[str, Sequence[bytes | str] | bytes | str]
 
 
+class SafeLocation(Location):
+    """Panel's Location without its crash on an all-digit query value over 4300 digits.
+
+    Panel's ``parse_query`` int()s every all-digit value, and Python refuses to convert more
+    than 4300 digits: the session fails when the Location is created and again when the
+    browser syncs it. Such a value is kept as text here; the app's own parser ignores it.
+    """
+
+    @property
+    def query_params(self) -> dict:
+        try:
+            return super().query_params
+        except ValueError:
+            return dict(urllib.parse.parse_qsl(self.search[1:]))
+
+
+def session_location() -> Location | None:
+    """A :class:`SafeLocation` for the current server session; None outside a server."""
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        return None
+    return SafeLocation.from_request(doc.session_context.request)
+
+
 class SimulationApp:
     """One session: the state, its model, the views that draw it and the page around them.
 
@@ -43,7 +70,14 @@ class SimulationApp:
     ``update``, all inside one ``pn.io.hold()`` so the browser gets one message.
     """
 
-    def __init__(self, query: QueryArgs | None = None, *, embed: bool | None = None) -> None:
+    def __init__(
+        self,
+        query: QueryArgs | None = None,
+        *,
+        embed: bool | None = None,
+        location: Location | None = None,
+    ) -> None:
+        self.location = location
         self.state = SimulationState()
         if query:
             self.state.apply_query(query)
@@ -88,7 +122,7 @@ class SimulationApp:
             css_classes=["query-notice"],
         )
         self.page = self._page()
-        if pn.state.curdoc is not None and pn.state.location is not None:
+        if pn.state.curdoc is not None and self.location is not None:
             pn.state.onload(self._write_url)
 
     def _on_controls(self, *events: object) -> None:
@@ -110,8 +144,8 @@ class SimulationApp:
             self.state.row = int(event.y)
 
     def _write_url(self) -> None:
-        if pn.state.location is not None:
-            pn.state.location.update_query(**self.state.query())
+        if self.location is not None:
+            self.location.update_query(**self.state.query())
 
     def _page(self) -> pn.viewable.Viewable:
         heatmap = pn.pane.Bokeh(self.heatmap.figure, sizing_mode="stretch_width")
@@ -163,7 +197,7 @@ class SimulationApp:
         item_size = {"xs": 12, "sm": 6, "lg": 12} if self.embed else {"xs": 12, "sm": 6, "md": 12}
         control_items = build_controls(self.state)
         if not self.embed:
-            control_items.append(build_share_controls())
+            control_items.append(build_share_controls(self.state.query, self.location))
         controls = pmui.Paper(
             pmui.Grid(
                 *(pmui.Grid(item, size=item_size) for item in control_items),
@@ -189,13 +223,21 @@ class SimulationApp:
         )
         if self.embed:
             return pn.Column(self.notice, body, sizing_mode="stretch_width")
-        return pmui.Page(title=TITLE, main=[self.notice, body])
+        page = pmui.Page(title=TITLE, main=[self.notice, body])
+        # panel-material-ui binds every Page's `busy` to the process-wide pn.state.busy:
+        # each event in any session then re-walks every live session's page model
+        # (~60 ms each, several times per slider move). Unbind it.
+        with edit_readonly(page):
+            page.busy = False
+        return page
 
 
-def build_app(query: QueryArgs | None = None, *, embed: bool | None = None) -> pn.viewable.Viewable:
+def build_app(
+    query: QueryArgs | None = None, *, embed: bool | None = None, location: Location | None = None
+) -> pn.viewable.Viewable:
     """Build one session's page; ``query`` holds the untrusted URL arguments, if any.
 
     ``embed=True`` (or ``?embed=true``) gives the compact layout for iframes and notebooks:
     no header, the controls above the plots.
     """
-    return SimulationApp(query, embed=embed).page
+    return SimulationApp(query, embed=embed, location=location).page

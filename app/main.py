@@ -2,6 +2,8 @@
 
 import panel as pn
 
-from app.layout import build_app
+from app.layout import build_app, session_location
 
-build_app(pn.state.session_args).servable()
+# Hand Panel our own Location: its default one crashes on a 4300+-digit query value.
+location = session_location()
+build_app(pn.state.session_args, location=location).servable(location=location or True)

@@ -1,53 +1,85 @@
 """Share controls: copy a link to the current scene, or an iframe snippet that embeds it.
 
-The page's URL already follows the controls, so both are built in the browser from
-``window.location``; they are copied to the clipboard where the browser allows it and
-always shown in a read-only box, so they can be copied by hand on plain-http sites.
+The server builds both from the page's own address (``pn.state.location``) and the state's
+query, shows the text in a read-only box (so it can be copied by hand on plain-http sites,
+where browsers refuse clipboard access) and hands it to a one-line script that puts it on
+the clipboard where the browser allows it.
 """
 
 from __future__ import annotations
 
+import html
+from collections.abc import Callable, Mapping
+from urllib.parse import urlencode
+
 import panel as pn
 import panel_material_ui as pmui
+from panel.io.location import Location
 
 EMBED_HEIGHT = 760
 """Height in pixels of the iframe the embed snippet makes."""
 
 IFRAME_TITLE = "Scaled dot-product attention simulation"
 
-_SHARE_JS_TEMPLATE = """
-const url = new URL(window.location.href);
-url.searchParams.delete('embed');
-let text = url.href;
-if (kind === 'embed') {
-  url.searchParams.set('embed', 'true');
-  text = '<iframe src="' + url.href + '" title="TITLE" width="100%" ' +
-         'height="HEIGHT" style="border:0;max-width:1200px" loading="lazy"></iframe>';
-}
-out.value = text;
-if (navigator.clipboard && window.isSecureContext) {
-  navigator.clipboard.writeText(text).catch(() => {});
+_CLIPBOARD_JS = """
+if (cb_obj.value && navigator.clipboard && window.isSecureContext) {
+  navigator.clipboard.writeText(cb_obj.value).catch(() => {});
 }
 """
-_SHARE_JS = _SHARE_JS_TEMPLATE.replace("TITLE", IFRAME_TITLE).replace("HEIGHT", str(EMBED_HEIGHT))
 
 
-def build_share_controls() -> pn.Column:
-    """Copy link and Copy embed code buttons, and the box that shows what was copied."""
+def share_link(page_address: str, query: Mapping[str, str]) -> str:
+    """The link to the scene ``query`` describes on the page at ``page_address``."""
+    return f"{page_address}?{urlencode({name: v for name, v in query.items() if v != ''})}"
+
+
+def embed_snippet(page_address: str, query: Mapping[str, str]) -> str:
+    """An ``<iframe>`` that embeds the scene in the compact layout (``embed=true``)."""
+    source = html.escape(share_link(page_address, {**query, "embed": "true"}), quote=True)
+    return (
+        f'<iframe src="{source}" title="{IFRAME_TITLE}" width="100%" height="{EMBED_HEIGHT}" '
+        'style="border:0;max-width:1200px" loading="lazy"></iframe>'
+    )
+
+
+def page_address(location: Location | None) -> str:
+    """The served page's address without its query, as the browser reached it."""
+    if location is None or not location.hostname:
+        return "http://localhost:5006/"
+    port = f":{location.port}" if location.port else ""
+    return f"{location.protocol}//{location.hostname}{port}{location.pathname}"
+
+
+def build_share_controls(
+    query: Callable[[], Mapping[str, str]], location: Location | None
+) -> pn.Column:
+    """Copy link and Copy embed code buttons, and the box that shows what was copied.
+
+    ``query`` returns the current scene's URL query values; ``location`` is the session's
+    view of the browser's address (None outside a server).
+    """
     shown = pmui.TextAreaInput(
         label="link or embed code",
         placeholder="Press a button above; the text appears here too.",
-        disabled=False,
         rows=3,
         sizing_mode="stretch_width",
         css_classes=["share-text"],
     )
+    # A plain Bokeh widget, hidden: its value change runs the clipboard script in the page.
+    clipboard = pn.widgets.TextInput(visible=False)
+    clipboard.jscallback(value=_CLIPBOARD_JS)
+
+    def show(text: str) -> None:
+        shown.value = text
+        clipboard.value = text
+
     link = pmui.Button(label="Copy link", icon="link", variant="outlined", size="small")
     embed = pmui.Button(label="Copy embed code", icon="code", variant="outlined", size="small")
-    link.js_on_click(args={"out": shown, "kind": "link"}, code=_SHARE_JS)
-    embed.js_on_click(args={"out": shown, "kind": "embed"}, code=_SHARE_JS)
+    link.on_click(lambda event: show(share_link(page_address(location), query())))
+    embed.on_click(lambda event: show(embed_snippet(page_address(location), query())))
     return pn.Column(
         pmui.Row(link, embed, sizing_mode="stretch_width"),
         shown,
+        clipboard,
         sizing_mode="stretch_width",
     )

@@ -1,10 +1,48 @@
-"""Suite-wide rules: under CI no test may be skipped."""
+"""Suite-wide rules and the one Chromium every browser test shares.
+
+Under CI no test may be skipped. Playwright's sync API allows one instance per thread, so
+the served-app tests (tests/browser) and the offline-page tests (tests/export) share one
+session-wide browser from here.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+CHROMIUM = Path(os.environ.get("SDPA_CHROMIUM", "/usr/bin/chromium"))
+"""Debian's Chromium: ``playwright install`` cannot download a browser on these machines."""
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Browser]:
+    """Debian's headless Chromium, launched once for the session through Playwright."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
 
 
 @pytest.hookimpl(hookwrapper=True)

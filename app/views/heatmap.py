@@ -152,9 +152,10 @@ class HeatmapView:
         if SCORES in parts:
             n = model.state.n
             self.source.data = self._data(model)
-            # The bounds move with n too: fixed bounds would clamp the larger range.
-            self.figure.x_range.update(start=0, end=n, bounds=(0, n))
-            self.figure.y_range.update(start=n, end=0, bounds=(0, n))
+            # The bounds move with n too, and first: BokehJS applies the changes in this
+            # order and clamps start/end to the bounds it has. reset_* is where Reset goes.
+            self.figure.x_range.update(bounds=(0, n), reset_start=0, reset_end=n, start=0, end=n)
+            self.figure.y_range.update(bounds=(0, n), reset_start=n, reset_end=0, start=n, end=0)
         elif WEIGHTS in parts:
             self.source.data.update(weight=[model.weights.weights_image])
         if parts & {SCORES, VIEW}:

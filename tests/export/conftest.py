@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,17 +13,6 @@ from app.export import export_html
 
 from .js_harness import Runner, node_available, page_runner, run_node
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 READY = "() => window.SdpaExport !== undefined && SdpaExport.snapshot() !== null"
 
 
@@ -35,43 +22,6 @@ def exported_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("export") / "sdpa-sim.html"
     export_html(path)
     return path
-
-
-def _running_browser() -> Any | None:
-    """A connected Chromium that another suite's fixture already drives in this thread.
-
-    Playwright's sync API allows one instance per thread (it keeps an asyncio loop marked
-    as running), so when tests/browser has started one for the session, this suite must use
-    its browser rather than start its own.
-    """
-    if asyncio._get_running_loop() is None:
-        return None
-    from playwright.sync_api import Browser
-
-    for candidate in gc.get_objects():
-        if isinstance(candidate, Browser) and candidate.is_connected():
-            return candidate
-    return None
-
-
-@pytest.fixture(scope="package")
-def chromium() -> Iterator[Any]:
-    """Debian's Chromium driven by Playwright (``playwright install`` cannot download here).
-
-    Package-scoped, so this suite's Playwright has stopped before another suite starts one.
-    """
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package")
-    running = _running_browser()
-    if running is not None:
-        yield running
-        return
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @dataclass

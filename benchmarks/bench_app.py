@@ -1,0 +1,402 @@
+"""Benchmarks of the served app: first render, slider → painted, server update time, bytes.
+
+Starts ``panel serve app/main.py`` on a free local port (5100–5199), drives it with Debian's
+Chromium through Playwright, times the server-side work in-process, and prints medians as
+a markdown table for the README::
+
+    python benchmarks/bench_app.py            # about two minutes on two cores
+    python benchmarks/bench_app.py --runs 5   # quicker, noisier
+
+What is measured:
+
+- first render: navigation start → the heatmap's image data is present and its canvas is
+  painted (a non-background pixel at the centre of its frame), stamped in the page.
+- slider → painted: a keyboard press on the temperature slider → the first animation frame
+  at which the heatmap has repainted with a new weights array, both stamped in the page.
+- server update: ``SimulationState`` change → model refresh → every view updated (the app's
+  own ``pn.io.hold``, the page attached to a Bokeh ``Document`` with a change listener, as
+  in a session), then the PATCH-DOC message built; in-process, no browser. d_k moves run
+  with the app's derived-data caches cleared (a d_k no session has used yet); temperature
+  moves reuse the cached raw scores, as in the app.
+- bytes per update: websocket frame payloads the browser receives for one temperature move.
+
+Only loopback addresses are used, and every loop and wait is bounded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = Path(os.environ.get("SDPA_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PORTS = range(5100, 5200)
+SERVER_START_TIMEOUT = 60.0
+WAIT_MS = 60_000
+"""Playwright's limit for any one wait: a stuck page fails the run instead of hanging it."""
+
+TEMPERATURE_SLIDER = "temperature"
+TEMPERATURE_STEPS = (("ArrowRight", "1.25"), ("ArrowLeft", "1"))
+"""Alternate between two slider positions, so every press changes the weights."""
+
+FIRST_PAINT_INIT_JS = """(() => {
+  const painted = () => {
+    const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
+    const figure = doc && doc.get_model_by_name('heatmap');
+    const image = figure && figure.renderers.find((r) => r.glyph.type === 'Image');
+    const weight = image && image.data_source.data.weight;
+    if (!weight || !weight[0] || !weight[0].length) return false;
+    const view = Bokeh.index.find_one(figure);
+    if (!view || !view.has_finished()) return false;
+    const frame = view.frame.bbox;
+    const ratio = view.canvas_view.pixel_ratio;
+    const [r, g, b, a] = view.canvas_view.compose().canvas.getContext('2d').getImageData(
+      Math.floor((frame.x + frame.width / 2) * ratio),
+      Math.floor((frame.y + frame.height / 2) * ratio), 1, 1).data;
+    return a > 0 && !(r === 255 && g === 255 && b === 255);
+  };
+  const poll = () => {
+    let done = false;
+    try { done = painted(); } catch (error) { done = false; }
+    if (done) window.__sdpaFirstPaint = performance.now();
+    else requestAnimationFrame(poll);
+  };
+  requestAnimationFrame(poll);
+})();"""
+"""Stamps ``window.__sdpaFirstPaint`` (ms since navigation start) once the heatmap is painted."""
+
+READY_JS = """() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle
+  && Bokeh.documents[0].get_model_by_name('heatmap') != null"""
+
+ARM_JS = """() => {
+  const figure = Bokeh.documents[0].get_model_by_name('heatmap');
+  // The weights image (whichever renderer draws it shares the one source).
+  const source = figure.renderers.find((r) => r.glyph.type === 'Image').data_source;
+  const view = Bokeh.index.find_one(figure);
+  const before = source.data.weight[0];
+  const bench = window.__sdpaBench = {start: null, painted: null};
+  window.addEventListener('keydown', () => { bench.start = performance.now(); },
+                          {capture: true, once: true});
+  let repainted = false;
+  const slot = () => { if (source.data.weight[0] !== before) repainted = true; };
+  view.repainted.connect(slot);
+  const poll = () => {
+    if (repainted) {
+      bench.painted = performance.now();
+      view.repainted.disconnect(slot);
+    } else {
+      requestAnimationFrame(poll);
+    }
+  };
+  requestAnimationFrame(poll);
+}"""
+"""Arms one measurement: the key press starts the clock; the first animation frame after a
+repaint that shows a new weights array stops it."""
+
+URL_HAS_JS = """(expected) => new URLSearchParams(window.location.search).get(expected[0])
+  === expected[1]"""
+
+
+@dataclass
+class Row:
+    """One line of the results table."""
+
+    measurement: str
+    n: int
+    d_k: int
+    values: list[float]
+    unit: str
+    target: str = ""
+
+    def median(self) -> str:
+        """The median, formatted in this row's unit."""
+        value = statistics.median(self.values)
+        if self.unit == "s":
+            return f"{value:.2f} s"
+        if self.unit == "ms":
+            return f"{value:.1f} ms"
+        return f"{value / 1024:.0f} KiB"
+
+
+def _free_port() -> int:
+    for port in PORTS:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORTS.start}–{PORTS.stop - 1}")
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+@contextlib.contextmanager
+def served_app(log_path: Path) -> Iterator[str]:
+    """Run ``panel serve app/main.py`` on a free loopback port; yield the page's URL."""
+    port = _free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "panel",
+        "serve",
+        "app/main.py",
+        "--port",
+        str(port),
+        "--address",
+        "127.0.0.1",
+        "--allow-websocket-origin",
+        f"127.0.0.1:{port}",
+    ]
+    url = f"http://127.0.0.1:{port}/main"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(int(SERVER_START_TIMEOUT / 0.2)):
+            if _answers(url):
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = process.wait(timeout=0.2)
+                raise RuntimeError(f"panel serve exited with {code}: {log_path.read_text()}")
+        else:
+            raise RuntimeError(f"panel serve did not answer: {log_path.read_text()}")
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+def measure_first_render(browser: object, url: str, runs: int) -> list[float]:
+    """Seconds from navigation start to the painted heatmap, one fresh context per run."""
+    seconds = []
+    for _ in range(runs):
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        context.add_init_script(FIRST_PAINT_INIT_JS)
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_function("() => window.__sdpaFirstPaint !== undefined", timeout=WAIT_MS)
+        seconds.append(page.evaluate("() => window.__sdpaFirstPaint") / 1000)
+        context.close()
+    return seconds
+
+
+def measure_slider(
+    browser: object, url: str, n: int, runs: int, warmup: int = 2
+) -> tuple[list[float], list[float]]:
+    """Key press → painted (ms) and websocket bytes received, per temperature move at ``n``."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    received = [0]
+
+    def count(payload: str | bytes) -> None:
+        received[0] += len(payload.encode() if isinstance(payload, str) else payload)
+
+    page.on("websocket", lambda socket_: socket_.on("framereceived", count))
+    page.goto(f"{url}?n={n}&d_k=64&temperature=1")
+    page.wait_for_function(READY_JS, timeout=WAIT_MS)
+    slider = page.get_by_role("slider", name=TEMPERATURE_SLIDER, exact=True)
+    slider.focus()
+    latencies: list[float] = []
+    sizes: list[float] = []
+    for index in range(warmup + runs):
+        key, temperature = TEMPERATURE_STEPS[index % 2]
+        page.evaluate(ARM_JS)
+        received[0] = 0
+        slider.press(key)
+        page.wait_for_function(
+            "() => window.__sdpaBench.painted !== null && window.__sdpaBench.start !== null",
+            timeout=WAIT_MS,
+        )
+        # The URL is written in the same update: once it shows the value, all has arrived.
+        page.wait_for_function(URL_HAS_JS, arg=["temperature", temperature], timeout=WAIT_MS)
+        bench = page.evaluate("() => window.__sdpaBench")
+        if index >= warmup:
+            latencies.append(bench["painted"] - bench["start"])
+            sizes.append(float(received[0]))
+    context.close()
+    return latencies, sizes
+
+
+def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
+    """Milliseconds of server work per slider move, in-process, for a d_k and a temperature move.
+
+    Each move: state change → refresh → views (on a Bokeh Document) and the PATCH-DOC
+    message the session would send.
+    """
+    from bokeh.document import Document
+    from bokeh.protocol import Protocol
+    from panel.io.state import set_curdoc
+
+    import app.derived as derived
+    from app.controls_spec import D_K_GRID
+    from app.layout import SimulationApp
+
+    simulation = SimulationApp({"n": str(n), "d_k": str(d_k)})
+    document = Document()
+    document.add_root(simulation.page.get_root(document))
+    events: list[object] = []
+    document.on_change(events.append)
+    protocol = Protocol()
+    caches = [
+        function
+        for function in vars(derived).values()
+        if callable(function) and hasattr(function, "cache_clear")
+    ]
+    neighbour = D_K_GRID[D_K_GRID.index(d_k) - 1]
+
+    def move(change: Callable[[], None], cold: bool) -> tuple[float, float]:
+        if cold:
+            for function in caches:
+                function.cache_clear()
+        events.clear()
+        start = time.perf_counter()
+        # The app wraps each update in pn.io.hold() itself; the session's document
+        # listener (here: ``events.append``) is what a served session has too.
+        with set_curdoc(document):
+            change()
+        updated = time.perf_counter()
+        protocol.create("PATCH-DOC", list(events))
+        built = time.perf_counter()
+        return 1e3 * (updated - start), 1e3 * (built - start)
+
+    results: dict[str, list[float]] = {
+        "d_k": [],
+        "d_k+message": [],
+        "temperature": [],
+        "temperature+message": [],
+    }
+    state = simulation.state
+    try:
+        _time_moves(state, d_k, neighbour, runs, move, results)
+    finally:
+        # Detach the figures: the heatmap's hover formatters are module-level models that
+        # the next SimulationApp's Document must be able to own.
+        document.clear()
+    return results
+
+
+def _time_moves(
+    state: object,
+    d_k: int,
+    neighbour: int,
+    runs: int,
+    move: Callable[[Callable[[], None], bool], tuple[float, float]],
+    results: dict[str, list[float]],
+) -> None:
+    for index in range(runs + 2):
+        target = neighbour if index % 2 == 0 else d_k
+        update, total = move(lambda target=target: setattr(state, "d_k", target), cold=True)
+        temperature = 1.25 if index % 2 == 0 else 1.0
+        warm = move(lambda t=temperature: setattr(state, "temperature", t), cold=False)
+        if index >= 2:  # the first moves pay for imports and first-call setup
+            results["d_k"].append(update)
+            results["d_k+message"].append(total)
+            results["temperature"].append(warm[0])
+            results["temperature+message"].append(warm[1])
+
+
+def _table(rows: list[Row]) -> str:
+    lines = [
+        "| measurement | n | d_k | median | runs | target |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    lines += [
+        f"| {row.measurement} | {row.n} | {row.d_k} | {row.median()} | {len(row.values)} "
+        f"| {row.target} |"
+        for row in rows
+    ]
+    return "\n".join(lines)
+
+
+def _environment() -> str:
+    import bokeh
+    import panel
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (
+        f"Python {platform.python_version()}, Panel {panel.__version__}, Bokeh "
+        f"{bokeh.__version__}, {os.cpu_count()} CPUs, load average {load:.1f} at start, "
+        f"Chromium {CHROMIUM}"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run every benchmark and print the markdown table and how to reproduce it."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15, help="timed runs per measurement (15)")
+    options = parser.parse_args(argv)
+    runs = max(3, options.runs)
+    environment = _environment()
+    rows: list[Row] = []
+
+    for n, d_k, target in ((256, 64, "≤ 5 ms"), (1024, 1024, "≤ 60 ms")):
+        server = measure_server(n, d_k, runs)
+        rows += [
+            Row("server update, d_k move (cold caches)", n, d_k, server["d_k"], "ms", target),
+            Row("  … plus PATCH-DOC message built", n, d_k, server["d_k+message"], "ms"),
+            Row("server update, temperature move", n, d_k, server["temperature"], "ms", target),
+            Row("  … plus PATCH-DOC message built", n, d_k, server["temperature+message"], "ms"),
+        ]
+
+    from playwright.sync_api import sync_playwright
+
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        served_app(Path(scratch) / "server.log") as url,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        first = measure_first_render(browser, url, max(3, runs // 2))
+        rows.insert(
+            0, Row("first render: navigation → heatmap painted", 32, 64, first, "s", "≤ 2 s")
+        )
+        for n in (32, 256, 1024):
+            latencies, sizes = measure_slider(browser, url, n, runs)
+            target = "≤ 150 ms" if n == 256 else ""
+            rows.append(
+                Row("slider → painted (temperature, keyboard)", n, 64, latencies, "ms", target)
+            )
+            rows.append(Row("bytes received per temperature move", n, 64, sizes, "bytes"))
+        browser.close()
+
+    print(_table(rows))
+    print()
+    print(f"Measured with {environment}.")
+    print("Reproduce: python benchmarks/bench_app.py")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,427 @@
+"""Browser fixtures: one real ``panel serve app/main.py`` for the session, Debian's Chromium
+driven by Playwright, and a fresh page per test that fails the test on any page error.
+
+Everything here waits on state (the Bokeh document's data, the URL, the DOM), never on time.
+The only clock is Playwright's own timeout, which turns a hang into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Response
+
+REPO = Path(__file__).resolve().parents[2]
+
+STATIC_DIR = REPO / "static"
+STATIC_PREFIX = "assets"
+"""The project's static files, served under /assets as ``sdpa-sim`` does (app/cli.py)."""
+
+PORTS = range(5100, 5200)
+"""Ports this suite may use; other suites and servers on the machine use other ranges."""
+
+SERVER_START_TIMEOUT = 60.0
+"""Seconds a cold ``panel serve`` may take to answer (imports NumPy, Bokeh, Panel)."""
+
+PAGE_TIMEOUT_MS = 20_000
+"""Playwright's per-action and per-wait limit: long enough for a loaded CI machine."""
+
+SERVER_ERROR_MARKERS = ("Traceback (most recent call last)", "error handling message", "ERROR")
+"""Text that only appears in the server log when the app or Bokeh raised."""
+
+BENIGN_SERVER_ERRORS = ("WebSocketClosedError", "StreamClosedError")
+"""Tornado logs these when a test closes its page while the server still writes to it."""
+
+LOG_RECORD_START = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ", re.MULTILINE)
+
+WIDE = {"width": 1280, "height": 800}
+
+HEATMAP_HELPER_JS = """window.sdpaHeatmap = () => {
+  const doc = Bokeh.documents[0];
+  const figure = doc.get_model_by_name('heatmap');
+  const images = figure.renderers.filter((renderer) => renderer.glyph.type === 'Image');
+  const shown = images.find((renderer) => renderer.visible) || images[0];
+  return {doc, figure, images, shown, data: images[0].data_source.data};
+};"""
+"""Installed in every test page: the heatmap figure, its image renderers (one per view, on
+one shared source, or a single one), the one shown and the source's data."""
+
+READY_JS = """() => {
+  const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
+  if (!doc || !doc.is_idle || !doc.get_model_by_name('heatmap')) return false;
+  const {figure, data} = sdpaHeatmap();
+  const weight = data.weight;
+  if (!weight || !weight[0] || !weight[0].length) return false;
+  const view = Bokeh.index.find_one(figure);
+  return view != null && view.has_finished();
+}"""
+"""True once the websocket session is idle and the heatmap has data and has been drawn."""
+
+HEATMAP_JS = """(column) => {
+  const {figure, shown, data} = sdpaHeatmap();
+  const field = shown.glyph.image.field;
+  const image = data[column || field][0];
+  const [rows, cols] = image.shape;
+  const rowSums = [];
+  let nanUpper = 0, nanLowerOrDiagonal = 0, finite = 0, max = -Infinity, sumSquares = 0;
+  for (let i = 0; i < rows; i++) {
+    let sum = 0;
+    for (let j = 0; j < cols; j++) {
+      const value = image[i * cols + j];
+      if (Number.isNaN(value)) {
+        if (j > i) nanUpper++; else nanLowerOrDiagonal++;
+      } else {
+        sum += value;
+        sumSquares += value * value;
+        max = Math.max(max, value);
+        finite++;
+      }
+    }
+    rowSums.push(sum);
+  }
+  const mapper = shown.glyph.color_mapper;
+  return {
+    field, rows, cols, rowSums, nanUpper, nanLowerOrDiagonal, finite, max, sumSquares,
+    columns: Object.keys(data).sort(),
+    float32: image instanceof Float32Array,
+    shapes: ['raw', 'scaled', 'weight'].map((name) => Array.from(data[name][0].shape)),
+    dw: data.dw[0], dh: data.dh[0],
+    xRange: [figure.x_range.start, figure.x_range.end],
+    yRange: [figure.y_range.start, figure.y_range.end],
+    title: figure.title.text,
+    mapperLow: mapper.low, mapperHigh: mapper.high,
+    paletteFirst: mapper.palette[0], paletteLength: mapper.palette.length,
+  };
+}"""
+"""A summary of the heatmap: the column its glyph draws (``field``) and, for the column
+asked for (default: that one), its shape, row sums, extremes and NaN (masked) cells."""
+
+HISTOGRAM_JS = """(name) => {
+  const figure = Bokeh.documents[0].get_model_by_name(name);
+  const bars = figure.renderers.find((r) => r.glyph.type === 'Quad').data_source.data;
+  const curve = figure.renderers.find((r) => r.glyph.type === 'Line').data_source.data;
+  let mass = 0, mean = 0;
+  for (let i = 0; i < bars.top.length; i++) {
+    const weight = bars.top[i] * (bars.right[i] - bars.left[i]);
+    mass += weight;
+    mean += weight * (bars.left[i] + bars.right[i]) / 2;
+  }
+  mean /= mass;
+  let variance = 0;
+  for (let i = 0; i < bars.top.length; i++) {
+    const weight = bars.top[i] * (bars.right[i] - bars.left[i]);
+    const centre = (bars.left[i] + bars.right[i]) / 2;
+    variance += weight * (centre - mean) ** 2;
+  }
+  const legend = figure.legend && figure.legend[0];
+  return {
+    bins: bars.top.length, mass, mean, std: Math.sqrt(variance / mass),
+    curvePeak: Math.max(...curve.y), curvePoints: curve.x.length,
+    title: figure.title.text,
+    left: bars.left[0], right: bars.right[bars.right.length - 1],
+  };
+}"""
+"""The std of the histogram as drawn (bin centres weighted by their mass) and its curve."""
+
+PAINTED_JS = """(name) => {
+  const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name(name));
+  const canvas = view.canvas_view.compose().canvas;
+  const frame = view.frame.bbox;
+  const ratio = view.canvas_view.pixel_ratio;
+  const x = Math.floor((frame.x + frame.width / 2) * ratio);
+  const y = Math.floor((frame.y + frame.height / 2) * ratio);
+  return Array.from(canvas.getContext('2d').getImageData(x, y, 1, 1).data);
+}"""
+"""The RGBA pixel at the centre of a figure's plotting frame, from its composed canvas."""
+
+MARK_JS = """(column) => {
+  const {data} = sdpaHeatmap();
+  window.__sdpaMarked = window.__sdpaMarked || {};
+  window.__sdpaMarked[column] = data[column][0];
+}"""
+
+CHANGED_JS = """(column) => {
+  const {data} = sdpaHeatmap();
+  return data[column][0] !== window.__sdpaMarked[column];
+}"""
+
+HISTOGRAMS_AT_JS = """(d_k) => ['raw_histogram', 'scaled_histogram'].every((name) =>
+  Bokeh.documents[0].get_model_by_name(name).title.text.includes(`d_k = ${d_k}:`))"""
+
+URL_HAS_JS = """(expected) => {
+  const query = new URLSearchParams(window.location.search);
+  return Object.entries(expected).every(([name, value]) => query.get(name) === value);
+}"""
+
+
+def _free_port() -> int:
+    for port in PORTS:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORTS.start}–{PORTS.stop - 1}")
+
+
+@dataclass
+class AppServer:
+    """A running ``panel serve app/main.py`` subprocess and where its log goes."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    log_path: Path
+
+    @property
+    def base_url(self) -> str:
+        """The server's root address, e.g. for the static files under ``/assets``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The page's address (the app is served under its script name)."""
+        return f"{self.base_url}/main"
+
+    def log_size(self) -> int:
+        """How many bytes the log holds now: a mark to read only what comes after it."""
+        return self.log_path.stat().st_size
+
+    def log_text(self, since: int = 0) -> str:
+        """The server's combined stdout and stderr from byte ``since`` on."""
+        with self.log_path.open("rb") as log:
+            log.seek(since)
+            return log.read().decode("utf-8", errors="replace")
+
+    def answers(self) -> bool:
+        """Whether the page is served (HTTP 200) right now."""
+        try:
+            with urllib.request.urlopen(self.url, timeout=2) as response:
+                return response.status == 200
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False
+
+
+def _start_server(log_path: Path, attempts: int = 3) -> AppServer:
+    for attempt in range(attempts):
+        port = _free_port()
+        command = [
+            sys.executable,
+            "-m",
+            "panel",
+            "serve",
+            "app/main.py",
+            "--port",
+            str(port),
+            "--address",
+            "127.0.0.1",
+            "--allow-websocket-origin",
+            f"127.0.0.1:{port}",
+        ]
+        if STATIC_DIR.is_dir():
+            # As `sdpa-sim` serves it: Panel reserves /static, so the project's files go here.
+            command += ["--static-dirs", f"{STATIC_PREFIX}={STATIC_DIR}"]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env
+            )
+        server = AppServer(process, port, log_path)
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while time.monotonic() < deadline:
+            if server.answers():
+                return server
+            try:
+                # Paces the polling and notices a server that exited.
+                code = process.wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                continue
+            # Another process may take the port between the probe and the bind: try again.
+            if "already in use" in server.log_text() and attempt + 1 < attempts:
+                break
+            raise RuntimeError(f"panel serve exited with {code}:\n{server.log_text()}")
+        else:
+            _stop_server(server)
+            raise RuntimeError(
+                f"panel serve did not answer within {SERVER_START_TIMEOUT:.0f} s:\n"
+                f"{server.log_text()}"
+            )
+    raise RuntimeError(f"panel serve found no free port in {attempts} attempts")
+
+
+def _stop_server(server: AppServer) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+    """One ``panel serve app/main.py`` for the whole session, started from the repo root."""
+    log_path = tmp_path_factory.mktemp("panel-serve") / "server.log"
+    try:
+        server = _start_server(log_path)
+    except RuntimeError as error:
+        pytest.fail(str(error), pytrace=False)
+    yield server
+    _stop_server(server)
+
+
+@dataclass
+class AppPage:
+    """A Playwright page on the served app, with the problems it ran into.
+
+    ``problems`` collects uncaught page errors, console errors and JavaScript dialogs (an
+    ``alert`` would mean injected markup ran); the ``pytest_runtest_call`` hook below fails
+    the test when any were seen, or when the server logged an error meanwhile.
+    """
+
+    page: Page
+    server: AppServer
+    problems: list[str] = field(default_factory=list)
+    log_mark: int = 0
+
+    def open(self, query: str = "") -> Response:
+        """Load the app with ``query`` (``"?d_k=4&…"``) and wait until it is drawn."""
+        response = self.page.goto(self.server.url + query)
+        assert response is not None, "navigation produced no response"
+        assert response.status == 200, f"HTTP {response.status} for {query!r}"
+        self.wait_ready()
+        return response
+
+    def wait_ready(self) -> None:
+        """Wait until the session is idle and the heatmap has data and is drawn."""
+        self.page.wait_for_function(READY_JS)
+
+    def heatmap(self, column: str | None = None) -> dict[str, Any]:
+        """What the heatmap shows now, summarising ``column`` (default: the one drawn)."""
+        return self.page.evaluate(HEATMAP_JS, column)
+
+    def histogram(self, name: str) -> dict[str, Any]:
+        """What the histogram figure ``name`` shows now (see ``HISTOGRAM_JS``)."""
+        return self.page.evaluate(HISTOGRAM_JS, name)
+
+    def centre_pixel(self, name: str) -> list[int]:
+        """The RGBA colour painted at the centre of figure ``name``'s plotting frame."""
+        return self.page.evaluate(PAINTED_JS, name)
+
+    def readout(self, test_id: str) -> str:
+        """The number a readout tile shows (the whole sentence for ``verdict``)."""
+        tile = self.page.get_by_test_id(test_id)
+        target = tile if test_id == "verdict" else tile.locator(".value")
+        return target.inner_text().strip()
+
+    def mark(self, column: str) -> None:
+        """Remember the heatmap source's current ``column`` array, to wait for a new one."""
+        self.page.evaluate(MARK_JS, column)
+
+    def wait_changed(self, column: str) -> None:
+        """Wait until the server has sent a new ``column`` array since :meth:`mark`."""
+        self.page.wait_for_function(CHANGED_JS, arg=column)
+
+    def wait_histograms(self, d_k: int) -> None:
+        """Wait until both histograms have been redrawn for ``d_k`` (their titles name it)."""
+        self.page.wait_for_function(HISTOGRAMS_AT_JS, arg=d_k)
+
+    def is_marked(self, column: str) -> bool:
+        """Whether the heatmap source still holds the ``column`` array :meth:`mark` saw."""
+        return not self.page.evaluate(CHANGED_JS, column)
+
+    def wait_url(self, **expected: str) -> None:
+        """Wait until the page's own URL query holds every ``name=value`` given."""
+        self.page.wait_for_function(URL_HAS_JS, arg=expected)
+
+    def press(self, slider: str, key: str) -> None:
+        """Focus the slider whose accessible name is ``slider`` and press ``key`` on it."""
+        handle = self.page.get_by_role("slider", name=slider, exact=True)
+        handle.focus()
+        handle.press(key)
+
+    def server_errors(self) -> str:
+        """Server log records written since this page was created that report an error.
+
+        Records about writing to a closed websocket are left out: closing a test's page
+        while an update is in flight causes them, and they can land in the next test's log.
+        """
+        text = self.server.log_text(self.log_mark)
+        starts = sorted({0, *(match.start() for match in LOG_RECORD_START.finditer(text))})
+        records = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+        return "".join(
+            record
+            for record in records
+            if any(marker in record for marker in SERVER_ERROR_MARKERS)
+            and not any(benign in record for benign in BENIGN_SERVER_ERRORS)
+        )
+
+
+@pytest.fixture
+def app_page(app_server: AppServer, chromium: Browser) -> Iterator[AppPage]:
+    """A fresh 1280×800 light-scheme page (own context: no shared storage) on the app.
+
+    Not yet navigated: call ``app_page.open(query)``. Page errors, console errors and
+    dialogs are recorded and fail the test.
+    """
+    context = chromium.new_context(viewport=WIDE, color_scheme="light")
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    context.add_init_script(HEATMAP_HELPER_JS)
+    page = context.new_page()
+    app = AppPage(page=page, server=app_server, log_mark=app_server.log_size())
+
+    def on_console(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            app.problems.append(f"console error: {message.text}")
+
+    def on_dialog(dialog: Dialog) -> None:
+        app.problems.append(f"{dialog.type} dialog: {dialog.message}")
+        dialog.dismiss()
+
+    page.on("pageerror", lambda error: app.problems.append(f"page error: {error}"))
+    page.on("console", on_console)
+    page.on("dialog", on_dialog)
+    yield app
+    context.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Fail a test that passed its assertions if its page or the server reported an error."""
+    result = yield
+    app = getattr(item, "funcargs", {}).get("app_page")
+    if isinstance(app, AppPage):
+        problems = list(app.problems)
+        if errors := app.server_errors():
+            problems.append(f"server log:\n{errors}")
+        if problems:
+            raise AssertionError("the page or the server reported errors:\n" + "\n".join(problems))
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+    """On a failed browser test, attach the page's problems and the server log's tail."""
+    report = yield
+    if report.failed and call.when in {"setup", "call"}:
+        funcargs = getattr(item, "funcargs", {})
+        app = funcargs.get("app_page")
+        if isinstance(app, AppPage) and app.problems:
+            report.sections.append(("page problems", "\n".join(app.problems)))
+        server = funcargs.get("app_server")
+        if isinstance(server, AppServer):
+            tail = server.log_text()[-4000:]
+            report.sections.append(("panel serve log (last 4000 characters)", tail))
+    return report

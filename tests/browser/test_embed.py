@@ -1,0 +1,74 @@
+"""Embedding: the compact iframe layout, share links, and the example course page."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import expect
+
+if TYPE_CHECKING:
+    from conftest import AppPage
+
+pytestmark = pytest.mark.browser
+
+IFRAME_READY_JS = """(frame) => {
+  const doc = frame.contentWindow.Bokeh && frame.contentWindow.Bokeh.documents[0];
+  if (!doc || !doc.is_idle) return false;
+  const image = doc.get_model_by_name('heatmap_weight');
+  return image != null && image.data_source.data.weight[0].length > 0;
+}"""
+
+
+def test_embed_layout_has_no_header_and_keeps_the_url_state(app_page: AppPage) -> None:
+    """``?embed=true`` drops the template header; other parameters still apply."""
+    page = app_page.page
+    page.set_viewport_size({"width": 800, "height": 600})
+    app_page.open("?embed=true&d_k=1024&scaled=false")
+    expect(page.get_by_text("Scaled Dot-Product Attention: Score Matrix")).to_have_count(0)
+    expect(page.get_by_role("button", name="Toggle theme")).to_have_count(0)
+    expect(page.get_by_role("slider", name="d_k (key dimension)", exact=True)).to_have_attribute(
+        "aria-valuetext", "1024"
+    )
+    expect(page.get_by_test_id("verdict")).to_contain_text("one-hot")
+    # The controls come first and the heatmap starts within the 600-px-high frame.
+    heatmap_top = page.evaluate(
+        "() => Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('heatmap'))"
+        ".el.getBoundingClientRect().top"
+    )
+    assert heatmap_top < 600
+
+
+def test_copy_link_and_embed_code(app_page: AppPage) -> None:
+    """The share box receives a link to the current scene and an iframe snippet."""
+    app_page.open("?d_k=256&temperature=2")
+    page = app_page.page
+    box = page.get_by_label("link or embed code")
+    page.get_by_role("button", name="Copy link").click()
+    expect(box).to_have_value(re.compile(r"^http://127\.0\.0\.1:\d+/main\?"))
+    query = parse_qs(urlsplit(box.input_value()).query)
+    assert query["d_k"] == ["256"] and query["temperature"] == ["2"]
+    assert "embed" not in query
+
+    page.get_by_role("button", name="Copy embed code").click()
+    expect(box).to_have_value(re.compile(r"^<iframe src="))
+    snippet = box.input_value()
+    assert snippet.startswith('<iframe src="') and snippet.endswith("</iframe>")
+    src = html.unescape(snippet.split('"')[1])
+    assert parse_qs(urlsplit(src).query)["embed"] == ["true"]
+    assert parse_qs(urlsplit(src).query)["d_k"] == ["256"]
+
+
+def test_course_page_embeds_the_app_at_a_preset_scene(app_page: AppPage) -> None:
+    """static/course-page.html, served by the app's server, shows the app in an iframe."""
+    page = app_page.page
+    response = page.goto(app_page.server.base_url + "/assets/course-page.html")
+    assert response is not None and response.status == 200
+    frame = page.locator("iframe.simulation")
+    expect(frame).to_be_visible()
+    page.wait_for_function(IFRAME_READY_JS, arg=frame.element_handle())
+    inner = page.frame_locator("iframe.simulation")
+    expect(inner.get_by_test_id("verdict")).to_contain_text("one-hot")
