@@ -10,8 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from bokeh.layouts import column
-from bokeh.models import CustomJSHover, Div, HoverTool, Model, Range1d
-from bokeh.plotting import figure as Figure
+from bokeh.models import Div, HoverTool, Model, Range1d
 
 from app.model import SimulationModel
 from app.views.heatmap import TITLES, VIEW_COLUMNS, HeatmapView
@@ -39,22 +38,6 @@ NOTICE_STYLES = {
     "border-radius": "6px",
     "padding": "8px 12px",
 }
-
-
-def _own_hover_formatters(figure: Figure) -> None:
-    """Give the figure's hover tools their own formatter models.
-
-    app.views.heatmap shares module-level CustomJSHover instances between figures, and a
-    Bokeh model can belong to one document only: without copies, a second export in the
-    same process would fail.
-    """
-    for hover in figure.select(type=HoverTool):
-        hover.formatters = {
-            field: CustomJSHover(code=formatter.code, args=dict(formatter.args))
-            if isinstance(formatter, CustomJSHover)
-            else formatter
-            for field, formatter in hover.formatters.items()
-        }
 
 
 def _show_through_one_column(heatmap: HeatmapView, view: str) -> None:
@@ -105,7 +88,6 @@ class PageViews:
 def build_views(model: SimulationModel) -> PageViews:
     """The heatmap, histograms, readouts and notice for the model's state."""
     heatmap = HeatmapView(model)
-    _own_hover_formatters(heatmap.figure)
     # The served heatmap outlines the query of its row comparison, which the page lacks.
     for outline in heatmap.figure.select(name="row_outline"):
         outline.visible = False

@@ -98,15 +98,16 @@ def test_clicking_a_heatmap_row_picks_the_query(app_page: AppPage) -> None:
     """A click on row 10 of the heatmap shows query 10 in the row comparison."""
     app_page.open()
     page = app_page.page
-    box = page.evaluate(
-        """() => {
-          const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('heatmap'));
-          const frame = view.frame;
-          const rect = view.el.getBoundingClientRect();
-          return {x: rect.left + frame.bbox.x + frame.bbox.width / 2,
-                  y: rect.top + frame.y_scale.compute(10.5)};
-        }"""
+    view = "Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('heatmap'))"
+    canvas = page.evaluate_handle(f"() => {view}.canvas_view.el")
+    # Frame coordinates are relative to the canvas element; Playwright's element click
+    # scrolls it into view and waits until it stops moving.
+    position = page.evaluate(
+        f"""() => {{
+          const frame = {view}.frame;
+          return {{x: frame.bbox.x + frame.bbox.width / 2, y: frame.y_scale.compute(10.5)}};
+        }}"""
     )
-    page.mouse.click(box["x"], box["y"])
+    canvas.as_element().click(position=position)
     page.wait_for_function(ROW_TITLE_JS, arg=10)
     app_page.wait_url(row="10")
