@@ -8,6 +8,7 @@ from bokeh.plotting import figure
 
 from app.derived import HistogramFrame
 from app.model import HISTOGRAMS, SimulationModel
+from app.views.style import legend_above
 
 BAR_COLOUR = "#4c78a8"
 CURVE_COLOUR = "#e45756"
@@ -52,15 +53,7 @@ class HistogramView:
             line_width=2.5,
             legend_label="normal law",
         )
-        legend = self.figure.legend[0]
-        legend.orientation = "horizontal"
-        legend.label_text_font_size = "11px"
-        legend.padding = 2
-        legend.margin = 0
-        legend.spacing = 12
-        legend.border_line_alpha = 0
-        # Above the plot, so the legend never hides the bars or the curve.
-        self.figure.add_layout(legend, "above")
+        legend_above(self.figure)
 
     @staticmethod
     def _bars(frame: HistogramFrame) -> dict:

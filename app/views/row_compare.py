@@ -13,6 +13,7 @@ from app.controls_spec import ROW_BOUNDS
 from app.derived import RowComparison
 from app.model import ROW, SimulationModel
 from app.views.collapse import SCALED_COLOUR, UNSCALED_COLOUR
+from app.views.style import legend_above
 
 EXPLANATION = (
     "**One query, scaled vs unscaled.** Pick a query i (type it, or click a row of the "
@@ -53,13 +54,7 @@ class RowCompareView:
                 line_color=colour,
                 legend_label="scaled" if source is self.scaled else "unscaled",
             )
-        legend = self.figure.legend[0]
-        legend.orientation = "horizontal"
-        legend.label_text_font_size = "11px"
-        legend.border_line_alpha = 0
-        legend.padding = 2
-        legend.margin = 0
-        self.figure.add_layout(legend, "above")
+        legend_above(self.figure)
         self.row_input = bind(
             pmui.IntInput(
                 label="query i",
