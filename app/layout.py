@@ -12,20 +12,15 @@ from panel.io.location import Location
 from panel.util import edit_readonly
 
 from app.controls import build_controls
-from app.lesson_text import HISTOGRAM, SAME_D_K, SCALE, TEMPERATURE
+from app.lesson import LessonSections
 from app.model import CONTROLS, SimulationModel
 from app.presets import PRESETS
 from app.query import parse_embed
 from app.share import build_share_controls
 from app.state import SimulationState
-from app.views.collapse import CollapseView
 from app.views.heatmap import HeatmapView
 from app.views.histogram import DotProductHistograms
-from app.views.output import OutputView
-from app.views.quiz import QuizView
 from app.views.readouts import ReadoutsView
-from app.views.row_compare import RowCompareView
-from app.views.worked_example import WorkedExampleView
 
 TITLE = "Scaled Dot-Product Attention: Score Matrix & √d_k Distribution"
 
@@ -57,10 +52,9 @@ class SafeLocation(Location):
 
 def session_location() -> Location | None:
     """A :class:`SafeLocation` for the current server session; None outside a server."""
-    doc = pn.state.curdoc
-    if doc is None or doc.session_context is None:
+    if not _served():
         return None
-    return SafeLocation.from_request(doc.session_context.request)
+    return SafeLocation.from_request(pn.state.curdoc.session_context.request)
 
 
 class SimulationApp:
@@ -86,21 +80,9 @@ class SimulationApp:
         self.heatmap = HeatmapView(self.model)
         self.histograms = DotProductHistograms(self.model)
         self.readouts = ReadoutsView(self.model)
-        self.row_compare = RowCompareView(self.model)
-        self.output = OutputView(self.model)
-        self.collapse = CollapseView(self.model)
-        self.worked_example = WorkedExampleView(self.model)
-        self.quiz = QuizView(self.model)
-        self.views = (
-            self.heatmap,
-            self.histograms,
-            self.readouts,
-            self.row_compare,
-            self.output,
-            self.collapse,
-            self.worked_example,
-            self.quiz,
-        )
+        self.views: list = [self.heatmap, self.histograms, self.readouts]
+        """Every view drawn on the page so far; each control change updates them all."""
+        self.lesson: LessonSections | None = None
         self.heatmap.figure.on_event(Tap, self._pick_row)
         self.state.param.watch(self._on_controls, sorted(CONTROLS))
         self.scene = pmui.Alert(
@@ -121,9 +103,30 @@ class SimulationApp:
             sizing_mode="stretch_width",
             css_classes=["query-notice"],
         )
+        self.content = pn.Column(
+            pn.pane.Markdown(INTRO, sizing_mode="stretch_width", margin=(0, 10)),
+            self.scene,
+            self._plots(),
+            self.readouts.pane,
+            sizing_mode="stretch_width",
+        )
         self.page = self._page()
-        if pn.state.curdoc is not None and self.location is not None:
-            pn.state.onload(self._write_url)
+        if _served():
+            # The first screen is painted before the lesson's ~300 models are built and sent.
+            pn.state.onload(self.add_lesson)
+            if self.location is not None:
+                pn.state.onload(self._write_url)
+        else:
+            self.add_lesson()
+
+    def add_lesson(self) -> None:
+        """Build the lesson's views and append their sections to the page (once)."""
+        if self.lesson is not None:
+            return
+        with pn.io.hold():
+            self.lesson = LessonSections(self.model)
+            self.views.extend(self.lesson.views)
+            self.content.extend(self.lesson.sections())
 
     def _on_controls(self, *events: object) -> None:
         with pn.io.hold():
@@ -147,7 +150,7 @@ class SimulationApp:
         if self.location is not None:
             self.location.update_query(**self.state.query())
 
-    def _page(self) -> pn.viewable.Viewable:
+    def _plots(self) -> pn.viewable.Viewable:
         heatmap = pn.pane.Bokeh(self.heatmap.figure, sizing_mode="stretch_width")
         histograms = pn.Column(
             pn.pane.Bokeh(self.histograms.raw.figure, sizing_mode="stretch_width"),
@@ -155,43 +158,15 @@ class SimulationApp:
             sizing_mode="stretch_width",
         )
         # Side by side from 1200 px of viewport, stacked below (course-page iframes).
-        plots = pmui.Grid(
+        return pmui.Grid(
             pmui.Grid(heatmap, size={"xs": 12, "lg": 7}),
             pmui.Grid(histograms, size={"xs": 12, "lg": 5}),
             container=True,
             spacing=1,
             sizing_mode="stretch_width",
         )
-        why = pmui.Grid(
-            pmui.Grid(self.row_compare.panel, size={"xs": 12, "lg": 6}),
-            pmui.Grid(self.output.panel, size={"xs": 12, "lg": 6}),
-            container=True,
-            spacing=2,
-            sizing_mode="stretch_width",
-        )
-        faq = pmui.Grid(
-            *(
-                pmui.Grid(
-                    pn.pane.Markdown(text, sizing_mode="stretch_width"), size={"xs": 12, "md": 6}
-                )
-                for text in (SCALE, TEMPERATURE, HISTOGRAM, SAME_D_K)
-            ),
-            container=True,
-            spacing=2,
-            sizing_mode="stretch_width",
-        )
-        content = pn.Column(
-            pn.pane.Markdown(INTRO, sizing_mode="stretch_width", margin=(0, 10)),
-            self.scene,
-            plots,
-            self.readouts.pane,
-            faq,
-            self.collapse.panel,
-            why,
-            self.worked_example.panel,
-            self.quiz.panel,
-            sizing_mode="stretch_width",
-        )
+
+    def _page(self) -> pn.viewable.Viewable:
         # Grids rather than the template's drawer: the controls sit beside the plots on
         # wide screens and stack above them in two columns when narrow, never hidden.
         item_size = {"xs": 12, "sm": 6, "lg": 12} if self.embed else {"xs": 12, "sm": 6, "md": 12}
@@ -216,7 +191,7 @@ class SimulationApp:
         )
         body = pmui.Grid(
             pmui.Grid(controls, size=column_size[0]),
-            pmui.Grid(content, size=column_size[1]),
+            pmui.Grid(self.content, size=column_size[1]),
             container=True,
             spacing=1,
             sizing_mode="stretch_width",
@@ -224,12 +199,35 @@ class SimulationApp:
         if self.embed:
             return pn.Column(self.notice, body, sizing_mode="stretch_width")
         page = pmui.Page(title=TITLE, main=[self.notice, body])
-        # panel-material-ui binds every Page's `busy` to the process-wide pn.state.busy:
-        # each event in any session then re-walks every live session's page model
-        # (~60 ms each, several times per slider move). Unbind it.
-        with edit_readonly(page):
-            page.busy = False
+        detach_from_global_busy(page)
         return page
+
+
+def detach_from_global_busy(page: pmui.Page) -> None:
+    """Unbind a Page's ``busy`` from the process-wide ``pn.state.busy``.
+
+    panel-material-ui binds every Page to it, so each websocket message of any session
+    re-walked every live session's page (~60 ms each, several times per slider move).
+    Assigning a value drops the binding but param keeps its watcher on ``pn.state``: that
+    still ran ~2 ms per message and session, and kept every closed session's page alive.
+    """
+    with edit_readonly(page):
+        page.busy = False
+    private = page._param__private
+    stale = [
+        (names, watcher)
+        for names, watcher in private.ref_watchers
+        if watcher.inst is pn.state and set(watcher.parameter_names) <= {"busy"}
+    ]
+    for entry in stale:
+        pn.state.param.unwatch(entry[1])
+        private.ref_watchers.remove(entry)
+
+
+def _served() -> bool:
+    """Whether the page is being built for a browser session of a running server."""
+    doc = pn.state.curdoc
+    return doc is not None and doc.session_context is not None
 
 
 def build_app(

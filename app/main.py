@@ -4,6 +4,10 @@ import panel as pn
 
 from app.layout import build_app, session_location
 
+# No extension named: the page then loads no script of Panel's optional extensions (tables,
+# editors, ...), which it never uses.
+pn.extension()
+
 # Hand Panel our own Location: its default one crashes on a 4300+-digit query value.
 location = session_location()
 build_app(pn.state.session_args, location=location).servable(location=location or True)

@@ -89,7 +89,9 @@ FIRST_PAINT_INIT_JS = """(() => {
 """Stamps ``window.__sdpaFirstPaint`` (ms since navigation start) once the heatmap is painted."""
 
 READY_JS = """() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle
-  && Bokeh.documents[0].get_model_by_name('heatmap') != null"""
+  && Bokeh.documents[0].get_model_by_name('heatmap') != null
+  && Bokeh.documents[0].get_model_by_name('row_comparison') != null"""
+"""The whole page is up: the first screen and the lesson added after it."""
 
 ARM_JS = """() => {
   const figure = Bokeh.documents[0].get_model_by_name('heatmap');

@@ -61,13 +61,17 @@ one shared source, or a single one), the one shown and the source's data."""
 READY_JS = """() => {
   const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
   if (!doc || !doc.is_idle || !doc.get_model_by_name('heatmap')) return false;
+  // The lesson below the plots arrives once the first screen is up.
+  const lesson = doc.get_model_by_name('row_comparison');
+  if (!lesson || !Bokeh.index.find_one(lesson)) return false;
   const {figure, data} = sdpaHeatmap();
   const weight = data.weight;
   if (!weight || !weight[0] || !weight[0].length) return false;
   const view = Bokeh.index.find_one(figure);
   return view != null && view.has_finished();
 }"""
-"""True once the websocket session is idle and the heatmap has data and has been drawn."""
+"""True once the websocket session is idle, the lesson is on the page and the heatmap has
+data and has been drawn."""
 
 HEATMAP_JS = """(column) => {
   const {figure, shown, data} = sdpaHeatmap();

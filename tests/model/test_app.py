@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import panel as pn
 import panel_material_ui as pmui
 import pytest
 
+import app.layout
 from app.controls import build_controls
 from app.controls_spec import D_K_GRID, nearest_on_grid
 from app.layout import TITLE, SimulationApp, build_app
@@ -32,6 +34,43 @@ def test_page_has_the_title_and_every_plot() -> None:
     assert heatmap_column(app, "weight").shape == (32, 32)
     assert app.histograms.raw.figure.name == "raw_histogram"
     assert app.histograms.scaled.figure.name == "scaled_histogram"
+
+
+def busy_watchers() -> int:
+    """How many watchers the process-wide ``pn.state.busy`` has."""
+    return sum(len(watchers) for watchers in pn.state.param.watchers.get("busy", {}).values())
+
+
+def test_pages_are_not_bound_to_the_process_wide_busy_state() -> None:
+    before = busy_watchers()
+    apps = [SimulationApp() for _ in range(3)]
+    assert busy_watchers() == before, "each session would re-walk its page on every message"
+    assert not any(app.page.busy for app in apps)
+
+
+def test_served_page_adds_the_lesson_after_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded: list = []
+    monkeypatch.setattr(app.layout, "_served", lambda: True)
+    monkeypatch.setattr(pn.state, "onload", loaded.append)
+    simulation = SimulationApp()
+    assert simulation.lesson is None and len(simulation.views) == 3
+    first_screen = len(simulation.content.objects)
+    simulation.state.temperature = 2.0  # a move before the lesson arrives updates what exists
+    for callback in loaded:
+        callback()
+    assert simulation.lesson is not None
+    assert len(simulation.content.objects) == first_screen + 5
+    assert simulation.lesson.row_compare in simulation.views
+    # Built from the current state: the move above is already in the lesson's row.
+    assert "temperature 2 " in simulation.lesson.collapse.caption.object
+    simulation.add_lesson()
+    assert len(simulation.content.objects) == first_screen + 5, "the lesson is added once"
+
+
+def test_lesson_is_built_at_once_outside_a_server() -> None:
+    simulation = SimulationApp()
+    assert simulation.lesson is not None
+    assert len(simulation.views) == 3 + len(simulation.lesson.views)
 
 
 def test_slider_moves_update_sources_in_place() -> None:

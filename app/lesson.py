@@ -1,0 +1,60 @@
+"""The lesson below the live plots: FAQ, collapse curves, one row, output, worked example, quiz.
+
+It is built apart from the first screen so a served page can add it after the heatmap has
+been painted: it holds about half of the page's models, and a student looks at the plots
+first.
+"""
+
+from __future__ import annotations
+
+import panel as pn
+import panel_material_ui as pmui
+
+from app.lesson_text import HISTOGRAM, SAME_D_K, SCALE, TEMPERATURE
+from app.model import SimulationModel
+from app.views.collapse import CollapseView
+from app.views.output import OutputView
+from app.views.quiz import QuizView
+from app.views.row_compare import RowCompareView
+from app.views.worked_example import WorkedExampleView
+
+
+class LessonSections:
+    """The lesson's views over one session's model, and the page sections that show them."""
+
+    def __init__(self, model: SimulationModel) -> None:
+        self.row_compare = RowCompareView(model)
+        self.output = OutputView(model)
+        self.collapse = CollapseView(model)
+        self.worked_example = WorkedExampleView(model)
+        self.quiz = QuizView(model)
+        self.views = (
+            self.row_compare,
+            self.output,
+            self.collapse,
+            self.worked_example,
+            self.quiz,
+        )
+        """Every view with an ``update(model, parts)``, in page order."""
+
+    def sections(self) -> list[pn.viewable.Viewable]:
+        """The page sections, top to bottom, to follow the live plots and readouts."""
+        faq = pmui.Grid(
+            *(
+                pmui.Grid(
+                    pn.pane.Markdown(text, sizing_mode="stretch_width"), size={"xs": 12, "md": 6}
+                )
+                for text in (SCALE, TEMPERATURE, HISTOGRAM, SAME_D_K)
+            ),
+            container=True,
+            spacing=2,
+            sizing_mode="stretch_width",
+        )
+        why = pmui.Grid(
+            pmui.Grid(self.row_compare.panel, size={"xs": 12, "lg": 6}),
+            pmui.Grid(self.output.panel, size={"xs": 12, "lg": 6}),
+            container=True,
+            spacing=2,
+            sizing_mode="stretch_width",
+        )
+        return [faq, self.collapse.panel, why, self.worked_example.panel, self.quiz.panel]
