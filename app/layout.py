@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import panel as pn
 import panel_material_ui as pmui
 from bokeh.events import Tap
 from panel.io.location import Location
+from panel.io.state import set_curdoc
 from panel.util import edit_readonly
 
 from app.controls import build_controls
@@ -57,11 +58,35 @@ def session_location() -> Location | None:
     return SafeLocation.from_request(pn.state.curdoc.session_context.request)
 
 
+Deferrer = Callable[[Callable[[], None]], None]
+"""Runs a callback now or later (a served session's next tick, a benchmark's own clock)."""
+
+
+def run_now(callback: Callable[[], None]) -> None:
+    """Run ``callback`` at once: the :data:`Deferrer` outside a server."""
+    callback()
+
+
+def next_tick(callback: Callable[[], None]) -> None:
+    """Run ``callback`` on the current session's next event-loop tick, under its lock."""
+    doc = pn.state.curdoc
+
+    async def run() -> None:
+        # A coroutine, so it runs on the server's event loop and Panel sends what
+        # pn.io.hold() collects there as one message instead of one per change.
+        with set_curdoc(doc):
+            callback()
+
+    doc.add_next_tick_callback(run)
+
+
 class SimulationApp:
     """One session: the state, its model, the views that draw it and the page around them.
 
     A control change flows one way: state → :meth:`SimulationModel.refresh` → each view's
-    ``update``, all inside one ``pn.io.hold()`` so the browser gets one message.
+    ``update``, batched with ``pn.io.hold()`` into two messages: the first screen's plots
+    and readouts, then :meth:`update_lesson` (the lesson and the URL), which ``defer``
+    runs: on the next tick of a served session, at once elsewhere.
     """
 
     def __init__(
@@ -70,8 +95,11 @@ class SimulationApp:
         *,
         embed: bool | None = None,
         location: Location | None = None,
+        defer: Deferrer | None = None,
     ) -> None:
         self.location = location
+        self._defer = defer or (next_tick if _served() else run_now)
+        """How the lesson's update is run after the first screen's has been sent."""
         self.state = SimulationState()
         if query:
             self.state.apply_query(query)
@@ -80,9 +108,11 @@ class SimulationApp:
         self.heatmap = HeatmapView(self.model)
         self.histograms = DotProductHistograms(self.model)
         self.readouts = ReadoutsView(self.model)
-        self.views: list = [self.heatmap, self.histograms, self.readouts]
-        """Every view drawn on the page so far; each control change updates them all."""
+        self.first_screen = (self.heatmap, self.histograms, self.readouts)
         self.lesson: LessonSections | None = None
+        self._lesson_parts: set[str] = set()
+        """Model parts changed since the lesson's views were last updated."""
+        self._lesson_update_due = False
         self.heatmap.figure.on_event(Tap, self._pick_row)
         self.state.param.watch(self._on_controls, sorted(CONTROLS))
         self.scene = pmui.Alert(
@@ -125,13 +155,33 @@ class SimulationApp:
             return
         with pn.io.hold():
             self.lesson = LessonSections(self.model)
-            self.views.extend(self.lesson.views)
             self.content.extend(self.lesson.sections())
+
+    @property
+    def views(self) -> tuple:
+        """Every view on the page so far: the first screen's, then the lesson's."""
+        return self.first_screen + (self.lesson.views if self.lesson else ())
 
     def _on_controls(self, *events: object) -> None:
         with pn.io.hold():
             parts = self.model.refresh({event.name for event in events})
-            for view in self.views:
+            for view in self.first_screen:
+                view.update(self.model, parts)
+        # The plots under the student's hand go out alone, so the browser paints them
+        # before it redraws the lesson's figures below; moves that come in between
+        # are folded into one lesson update.
+        self._lesson_parts |= parts
+        if self._lesson_update_due:
+            return
+        self._lesson_update_due = True
+        self._defer(self.update_lesson)
+
+    def update_lesson(self) -> None:
+        """Bring the lesson's views and the URL up to date with the model."""
+        parts, self._lesson_parts = self._lesson_parts, set()
+        self._lesson_update_due = False
+        with pn.io.hold():
+            for view in self.lesson.views if self.lesson else ():
                 view.update(self.model, parts)
             self._write_url()
 

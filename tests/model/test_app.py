@@ -10,7 +10,7 @@ import pytest
 import app.layout
 from app.controls import build_controls
 from app.controls_spec import D_K_GRID, nearest_on_grid
-from app.layout import TITLE, SimulationApp, build_app
+from app.layout import TITLE, SimulationApp, build_app, run_now
 from app.state import SimulationState
 from app.views.heatmap import SCORES_PALETTE, WEIGHTS_PALETTE
 from app.views.readouts import readouts_html, verdict
@@ -52,7 +52,7 @@ def test_served_page_adds_the_lesson_after_loading(monkeypatch: pytest.MonkeyPat
     loaded: list = []
     monkeypatch.setattr(app.layout, "_served", lambda: True)
     monkeypatch.setattr(pn.state, "onload", loaded.append)
-    simulation = SimulationApp()
+    simulation = SimulationApp(defer=run_now)
     assert simulation.lesson is None and len(simulation.views) == 3
     first_screen = len(simulation.content.objects)
     simulation.state.temperature = 2.0  # a move before the lesson arrives updates what exists
@@ -65,6 +65,24 @@ def test_served_page_adds_the_lesson_after_loading(monkeypatch: pytest.MonkeyPat
     assert "temperature 2 " in simulation.lesson.collapse.caption.object
     simulation.add_lesson()
     assert len(simulation.content.objects) == first_screen + 5, "the lesson is added once"
+
+
+def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> None:
+    pending: list = []
+    simulation = SimulationApp(defer=pending.append)
+    bars_before = list(simulation.lesson.row_compare.scaled.data["weight"])
+    weights_before = heatmap_column(simulation, "weight").copy()
+    simulation.state.temperature = 4.0
+    simulation.state.temperature = 0.25
+    assert not np.allclose(heatmap_column(simulation, "weight"), weights_before)
+    assert "0.25" not in str(simulation.lesson.collapse.caption.object)
+    assert list(simulation.lesson.row_compare.scaled.data["weight"]) == bars_before
+    assert len(pending) == 1, "two moves before the lesson's turn make one lesson update"
+    pending.pop()()
+    assert "temperature 0.25 " in simulation.lesson.collapse.caption.object
+    assert list(simulation.lesson.row_compare.scaled.data["weight"]) != bars_before
+    simulation.state.d_k = 128
+    assert len(pending) == 1
 
 
 def test_lesson_is_built_at_once_outside_a_server() -> None:
