@@ -13,6 +13,7 @@ from panel.io.state import set_curdoc
 from panel.util import edit_readonly
 
 from app.controls import build_controls
+from app.flow import grid, side_by_side, sidebar_layout
 from app.lesson import LessonSections
 from app.model import CONTROLS, SimulationModel
 from app.presets import PRESETS
@@ -207,45 +208,25 @@ class SimulationApp:
             pn.pane.Bokeh(self.histograms.scaled.figure, sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
         )
-        # Side by side from 1200 px of viewport, stacked below (course-page iframes).
-        return pmui.Grid(
-            pmui.Grid(heatmap, size={"xs": 12, "lg": 7}),
-            pmui.Grid(histograms, size={"xs": 12, "lg": 5}),
-            container=True,
-            spacing=1,
-            sizing_mode="stretch_width",
-        )
+        # Side by side when the main column is ~830 px wide, stacked below (course-page
+        # iframes, phones).
+        return side_by_side([heatmap, histograms], basis=[480, 340], grow=[7, 5])
 
     def _page(self) -> pn.viewable.Viewable:
-        # Grids rather than the template's drawer: the controls sit beside the plots on
-        # wide screens and stack above them in two columns when narrow, never hidden.
-        item_size = {"xs": 12, "sm": 6, "lg": 12} if self.embed else {"xs": 12, "sm": 6, "md": 12}
+        # Flex layouts rather than the template's drawer: the controls sit beside the plots
+        # on wide screens and stack above them, in as many columns as fit, when narrow;
+        # they are never hidden.
         control_items = build_controls(self.state)
         if not self.embed:
             control_items.append(build_share_controls(self.state.query, self.location))
         controls = pmui.Paper(
-            pmui.Grid(
-                *(pmui.Grid(item, size=item_size) for item in control_items),
-                container=True,
-                spacing=1,
-                sizing_mode="stretch_width",
-            ),
+            grid(control_items, min_width=240, gap=4),
             elevation=1,
             sizing_mode="stretch_width",
             margin=(10, 5),
             css_classes=["controls"],
         )
-        column_size = (
-            {"xs": 12, "lg": 3} if self.embed else {"xs": 12, "md": 4, "lg": 3},
-            {"xs": 12, "lg": 9} if self.embed else {"xs": 12, "md": 8, "lg": 9},
-        )
-        body = pmui.Grid(
-            pmui.Grid(controls, size=column_size[0]),
-            pmui.Grid(self.content, size=column_size[1]),
-            container=True,
-            spacing=1,
-            sizing_mode="stretch_width",
-        )
+        body = sidebar_layout(controls, self.content, main_min_width=760 if self.embed else 640)
         if self.embed:
             return pn.Column(self.notice, body, sizing_mode="stretch_width")
         page = pmui.Page(title=TITLE, main=[self.notice, body])

@@ -8,8 +8,8 @@ first.
 from __future__ import annotations
 
 import panel as pn
-import panel_material_ui as pmui
 
+from app.flow import grid, side_by_side
 from app.lesson_text import HISTOGRAM, SAME_D_K, SCALE, TEMPERATURE
 from app.model import SimulationModel
 from app.views.collapse import CollapseView
@@ -17,6 +17,9 @@ from app.views.output import OutputView
 from app.views.quiz import QuizView
 from app.views.row_compare import RowCompareView
 from app.views.worked_example import WorkedExampleView
+
+FAQ = (SCALE, TEMPERATURE, HISTOGRAM, SAME_D_K)
+"""The answers beside the plots, in reading order."""
 
 
 class LessonSections:
@@ -39,22 +42,10 @@ class LessonSections:
 
     def sections(self) -> list[pn.viewable.Viewable]:
         """The page sections, top to bottom, to follow the live plots and readouts."""
-        faq = pmui.Grid(
-            *(
-                pmui.Grid(
-                    pn.pane.Markdown(text, sizing_mode="stretch_width"), size={"xs": 12, "md": 6}
-                )
-                for text in (SCALE, TEMPERATURE, HISTOGRAM, SAME_D_K)
-            ),
-            container=True,
-            spacing=2,
-            sizing_mode="stretch_width",
+        faq = grid(
+            [pn.pane.Markdown(text, sizing_mode="stretch_width") for text in FAQ],
+            min_width=340,
+            gap=16,
         )
-        why = pmui.Grid(
-            pmui.Grid(self.row_compare.panel, size={"xs": 12, "lg": 6}),
-            pmui.Grid(self.output.panel, size={"xs": 12, "lg": 6}),
-            container=True,
-            spacing=2,
-            sizing_mode="stretch_width",
-        )
+        why = side_by_side([self.row_compare.panel, self.output.panel], basis=[360, 360], gap=16)
         return [faq, self.collapse.panel, why, self.worked_example.panel, self.quiz.panel]

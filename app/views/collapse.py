@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import panel as pn
-import panel_material_ui as pmui
 from bokeh.models import (
     ColumnDataSource,
     FixedTicker,
@@ -19,6 +18,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 import sdpa_core
+from app.flow import grid
 from app.lesson_text import COLLAPSE_CURVES
 from app.model import SimulationModel
 from sdpa_core import collapse_curve
@@ -177,15 +177,10 @@ class CollapseView:
         self.reference_note = _caption(references_caption(references))
         self._drawn_temperature = state.temperature
         self._drawn_marker = (state.d_k, state.scaled, state.temperature)
-        # Side by side from 1200 px of viewport, stacked below (course-page iframes).
-        grid = pmui.Grid(
-            *(
-                pmui.Grid(pn.pane.Bokeh(fig, sizing_mode="stretch_width"), size={"xs": 12, "lg": 4})
-                for fig in self.figures
-            ),
-            container=True,
-            spacing=1,
-            sizing_mode="stretch_width",
+        # Side by side when there is room for three, stacked below (course-page iframes).
+        curves_grid = grid(
+            [pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures],
+            min_width=260,
         )
         self.panel = pn.Column(
             pn.pane.Markdown(
@@ -193,7 +188,7 @@ class CollapseView:
                 sizing_mode="stretch_width",
                 margin=(0, 10),
             ),
-            grid,
+            curves_grid,
             self.caption,
             self.reference_note,
             sizing_mode="stretch_width",
