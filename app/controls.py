@@ -23,6 +23,9 @@ from app.controls_spec import (
 from app.presets import preset_options
 from app.state import SimulationState
 
+IMMEDIATE_CHANGES = ("value", "value_throttled")
+"""Widget properties whose browser-side changes are handled without Panel's 50 ms wait."""
+
 
 def bind(
     widget: pn.widgets.Widget,
@@ -37,6 +40,9 @@ def bind(
     so an exact value set elsewhere is not rounded away by its own echo.
     """
     widget.value = to_widget(getattr(state, name))
+    # Panel holds every widget change 50 ms before handling it, to batch bursts. A control
+    # move should reach the plots at once; bursts still fold while the server is busy.
+    widget._priority_changes = [*widget._priority_changes, *IMMEDIATE_CHANGES]
 
     def from_state(event: object) -> None:
         widget.value = to_widget(getattr(state, name))

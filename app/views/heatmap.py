@@ -169,9 +169,13 @@ class HeatmapView:
             renderer.visible = name == view
         self.figure.title.text = TITLES[view]
         self.colour_bar.title = COLOUR_BAR_TITLES[view]
+        palette = WEIGHTS_PALETTE if view == "weights" else SCORES_PALETTE
+        if self.mapper.palette != palette:
+            # Only on a change of view: validating 256 colours costs more than the data.
+            self.mapper.palette = palette
         if view == "weights":
-            self.mapper.update(palette=WEIGHTS_PALETTE, low=0.0, high=1.0)
+            self.mapper.update(low=0.0, high=1.0)
             return
         scores = model.scores
         limit = max(scores.raw_limit if view == "raw" else scores.scaled_limit, 1e-9)
-        self.mapper.update(palette=SCORES_PALETTE, low=-limit, high=limit)
+        self.mapper.update(low=-limit, high=limit)
