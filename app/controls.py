@@ -24,7 +24,7 @@ from app.presets import preset_options
 from app.state import SimulationState
 
 IMMEDIATE_CHANGES = ("value", "value_throttled")
-"""Widget properties whose browser-side changes are handled without Panel's 50 ms wait."""
+"""Widget properties whose browser-side changes skip Panel's 50 ms wait and busy flag."""
 
 
 def bind(
@@ -40,9 +40,12 @@ def bind(
     so an exact value set elsewhere is not rounded away by its own echo.
     """
     widget.value = to_widget(getattr(state, name))
-    # Panel holds every widget change 50 ms before handling it, to batch bursts. A control
-    # move should reach the plots at once; bursts still fold while the server is busy.
+    # Panel holds every widget change 50 ms before handling it, to batch bursts, and flags
+    # the whole process busy while it runs (~3 ms of bookkeeping). A control move should
+    # reach the plots at once (bursts still fold while the server is busy), and nothing
+    # here shows the busy flag: the page is detached from it (see app.layout).
     widget._priority_changes = [*widget._priority_changes, *IMMEDIATE_CHANGES]
+    widget._busy__ignore = [*widget._busy__ignore, *IMMEDIATE_CHANGES]
 
     def from_state(event: object) -> None:
         widget.value = to_widget(getattr(state, name))
