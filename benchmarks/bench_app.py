@@ -13,13 +13,12 @@ What is measured:
   painted (a non-background pixel at the centre of its frame), stamped in the page.
 - slider → painted: a keyboard press on the temperature slider → the first animation frame
   at which the heatmap has repainted with a new weights array, both stamped in the page.
-- server update: ``SimulationState`` change → model refresh → the first screen's views
-  updated (the app's own ``pn.io.hold``, the page attached to a Bokeh ``Document`` with a
-  change listener, as in a session) → its PATCH-DOC message built; then the same for the
-  lesson's views and the URL, which a session sends on its next tick. In-process, no
-  browser. d_k moves run
-  with the app's derived-data caches cleared (a d_k no session has used yet); temperature
-  moves reuse the cached raw scores, as in the app.
+- server update: a slider's value set in-process, as the browser's message sets it →
+  model refresh → the first screen's views updated (the app's own ``pn.io.hold``, the page
+  attached to a Bokeh ``Document`` with a change listener, as in a session) → its PATCH-DOC
+  message built; then the same for the lesson's views and the URL, which a session sends
+  on its next tick. d_k moves run with the app's derived-data caches cleared (a d_k no
+  session has used yet); temperature moves reuse the cached raw scores, as in the app.
 - bytes per update: websocket frame payloads the browser receives for one temperature move.
 
 Only loopback addresses are used, and every loop and wait is bounded.
@@ -28,39 +27,25 @@ Only loopback addresses are used, and every loop and wait is bounded.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import platform
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = Path(os.environ.get("SDPA_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-PORTS = range(5100, 5200)
-SERVER_START_TIMEOUT = 60.0
+sys.path.insert(0, str(REPO / "tests"))
+from browser_support import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
+
 WAIT_MS = 60_000
 """Playwright's limit for any one wait: a stuck page fails the run instead of hanging it."""
 
 TEMPERATURE_SLIDER = "temperature"
+D_K_SLIDER_LABEL = "d_k (key dimension)"
 TEMPERATURE_STEPS = (("ArrowRight", "1.25"), ("ArrowLeft", "1"))
 """Alternate between two slider positions, so every press changes the weights."""
 
@@ -145,64 +130,6 @@ class Row:
         return f"{value / 1024:.0f} KiB"
 
 
-def _free_port() -> int:
-    for port in PORTS:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {PORTS.start}–{PORTS.stop - 1}")
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status == 200
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
-
-
-@contextlib.contextmanager
-def served_app(log_path: Path) -> Iterator[str]:
-    """Run ``panel serve app/main.py`` on a free loopback port; yield the page's URL."""
-    port = _free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "panel",
-        "serve",
-        "app/main.py",
-        "--port",
-        str(port),
-        "--address",
-        "127.0.0.1",
-        "--allow-websocket-origin",
-        f"127.0.0.1:{port}",
-    ]
-    url = f"http://127.0.0.1:{port}/main"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        for _ in range(int(SERVER_START_TIMEOUT / 0.2)):
-            if _answers(url):
-                break
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                code = process.wait(timeout=0.2)
-                raise RuntimeError(f"panel serve exited with {code}: {log_path.read_text()}")
-        else:
-            raise RuntimeError(f"panel serve did not answer: {log_path.read_text()}")
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-
 def measure_first_render(browser: object, url: str, runs: int) -> list[float]:
     """Seconds from navigation start to the painted heatmap, one fresh context per run."""
     seconds = []
@@ -261,6 +188,7 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     (state change → refresh → heatmap, histograms, readouts → PATCH-DOC built), then the
     lesson's views and the URL (→ PATCH-DOC built).
     """
+    import panel_material_ui as pmui
     from bokeh.document import Document
     from bokeh.protocol import Protocol
     from panel.io.state import set_curdoc
@@ -311,16 +239,28 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
         "temperature": [],
         "temperature+lesson": [],
     }
-    state = simulation.state
+    # Moves go through the sliders, as a student's do: the slider's own echo is then a
+    # no-op and only the other widgets showing the value (the exact d_k box) follow.
+    sliders = {
+        widget.label: widget
+        for widget in simulation.page.select(pmui.DiscreteSlider)
+        if widget.label in (D_K_SLIDER_LABEL, TEMPERATURE_SLIDER)
+    }
     try:
-        _time_moves(state, d_k, neighbour, runs, move, results)
+        _time_moves(sliders, d_k, neighbour, runs, move, results)
     finally:
         document.clear()
     return results
 
 
+def _slide(slider: object, value: float) -> None:
+    """Move ``slider`` to ``value`` the way the browser's message does: Panel's event path
+    with the slider's position, so the change counts as coming from the page."""
+    slider._process_events({"value": slider.options.index(value)})
+
+
 def _time_moves(
-    state: object,
+    sliders: dict[str, object],
     d_k: int,
     neighbour: int,
     runs: int,
@@ -329,9 +269,11 @@ def _time_moves(
 ) -> None:
     for index in range(runs + 2):
         target = neighbour if index % 2 == 0 else d_k
-        first, total = move(lambda target=target: setattr(state, "d_k", target), cold=True)
+        first, total = move(
+            lambda target=target: _slide(sliders[D_K_SLIDER_LABEL], target), cold=True
+        )
         temperature = 1.25 if index % 2 == 0 else 1.0
-        warm = move(lambda t=temperature: setattr(state, "temperature", t), cold=False)
+        warm = move(lambda t=temperature: _slide(sliders[TEMPERATURE_SLIDER], t), cold=False)
         if index >= 2:  # the first moves pay for imports and first-call setup
             results["d_k"].append(first)
             results["d_k+lesson"].append(total)
@@ -400,16 +342,16 @@ def main(argv: list[str] | None = None) -> None:
 
     with (
         tempfile.TemporaryDirectory() as scratch,
-        served_app(Path(scratch) / "server.log") as url,
+        served_app(Path(scratch) / "server.log") as server,
         sync_playwright() as playwright,
     ):
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        first = measure_first_render(browser, url, max(3, runs // 2))
+        first = measure_first_render(browser, server.url, max(3, runs // 2))
         rows.insert(
             0, Row("first render: navigation → heatmap painted", 32, 64, first, "s", "≤ 2 s")
         )
         for n in (32, 256, 1024):
-            latencies, sizes = measure_slider(browser, url, n, runs)
+            latencies, sizes = measure_slider(browser, server.url, n, runs)
             target = "≤ 150 ms" if n == 256 else ""
             rows.append(
                 Row("slider → painted (temperature, keyboard)", n, 64, latencies, "ms", target)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -23,17 +24,8 @@ from playwright.sync_api import sync_playwright
 
 from app.export import export_html
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from browser_support import CHROMIUM, CHROMIUM_ARGS
 
 TIMING_HOOK = """() => {
     const bench = { t0: 0, samples: [] };
@@ -95,7 +87,7 @@ def main() -> None:
         size = export_html(path)
         print(f"file size: {size:,} bytes ({size / 1e6:.2f} MB)")
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             for n in (32, 128):
                 for name, samples in _measure(browser, path, n, options.repeats).items():
                     ordered = sorted(samples)

@@ -9,27 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from browser_support import CHROMIUM, CHROMIUM_ARGS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
-
-CHROMIUM = Path(os.environ.get("SDPA_CHROMIUM", "/usr/bin/chromium"))
-"""Debian's Chromium: ``playwright install`` cannot download a browser on these machines."""
-
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.fixture(scope="session")

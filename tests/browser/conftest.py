@@ -7,33 +7,14 @@ The only clock is Playwright's own timeout, which turns a hang into a failure.
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import AppServer, start_server, stop_server
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Response
-
-REPO = Path(__file__).resolve().parents[2]
-
-STATIC_DIR = REPO / "static"
-STATIC_PREFIX = "assets"
-"""The project's static files, served under /assets as ``sdpa-sim`` does (app/cli.py)."""
-
-PORTS = range(5100, 5200)
-"""Ports this suite may use; other suites and servers on the machine use other ranges."""
-
-SERVER_START_TIMEOUT = 60.0
-"""Seconds a cold ``panel serve`` may take to answer (imports NumPy, Bokeh, Panel)."""
 
 PAGE_TIMEOUT_MS = 20_000
 """Playwright's per-action and per-wait limit: long enough for a loaded CI machine."""
@@ -170,120 +151,16 @@ URL_HAS_JS = """(expected) => {
 }"""
 
 
-def _free_port() -> int:
-    for port in PORTS:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {PORTS.start}–{PORTS.stop - 1}")
-
-
-@dataclass
-class AppServer:
-    """A running ``panel serve app/main.py`` subprocess and where its log goes."""
-
-    process: subprocess.Popen[bytes]
-    port: int
-    log_path: Path
-
-    @property
-    def base_url(self) -> str:
-        """The server's root address, e.g. for the static files under ``/assets``."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def url(self) -> str:
-        """The page's address (the app is served under its script name)."""
-        return f"{self.base_url}/main"
-
-    def log_size(self) -> int:
-        """How many bytes the log holds now: a mark to read only what comes after it."""
-        return self.log_path.stat().st_size
-
-    def log_text(self, since: int = 0) -> str:
-        """The server's combined stdout and stderr from byte ``since`` on."""
-        with self.log_path.open("rb") as log:
-            log.seek(since)
-            return log.read().decode("utf-8", errors="replace")
-
-    def answers(self) -> bool:
-        """Whether the page is served (HTTP 200) right now."""
-        try:
-            with urllib.request.urlopen(self.url, timeout=2) as response:
-                return response.status == 200
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            return False
-
-
-def _start_server(log_path: Path, attempts: int = 3) -> AppServer:
-    for attempt in range(attempts):
-        port = _free_port()
-        command = [
-            sys.executable,
-            "-m",
-            "panel",
-            "serve",
-            "app/main.py",
-            "--port",
-            str(port),
-            "--address",
-            "127.0.0.1",
-            "--allow-websocket-origin",
-            f"127.0.0.1:{port}",
-        ]
-        if STATIC_DIR.is_dir():
-            # As `sdpa-sim` serves it: Panel reserves /static, so the project's files go here.
-            command += ["--static-dirs", f"{STATIC_PREFIX}={STATIC_DIR}"]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env
-            )
-        server = AppServer(process, port, log_path)
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while time.monotonic() < deadline:
-            if server.answers():
-                return server
-            try:
-                # Paces the polling and notices a server that exited.
-                code = process.wait(timeout=0.2)
-            except subprocess.TimeoutExpired:
-                continue
-            # Another process may take the port between the probe and the bind: try again.
-            if "already in use" in server.log_text() and attempt + 1 < attempts:
-                break
-            raise RuntimeError(f"panel serve exited with {code}:\n{server.log_text()}")
-        else:
-            _stop_server(server)
-            raise RuntimeError(
-                f"panel serve did not answer within {SERVER_START_TIMEOUT:.0f} s:\n"
-                f"{server.log_text()}"
-            )
-    raise RuntimeError(f"panel serve found no free port in {attempts} attempts")
-
-
-def _stop_server(server: AppServer) -> None:
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait(timeout=10)
-
-
 @pytest.fixture(scope="session")
 def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     """One ``panel serve app/main.py`` for the whole session, started from the repo root."""
     log_path = tmp_path_factory.mktemp("panel-serve") / "server.log"
     try:
-        server = _start_server(log_path)
+        server = start_server(log_path)
     except RuntimeError as error:
         pytest.fail(str(error), pytrace=False)
     yield server
-    _stop_server(server)
+    stop_server(server)
 
 
 @dataclass

@@ -1,0 +1,162 @@
+"""Debian's Chromium and a served app on loopback: shared by the browser tests and benchmarks.
+
+The tests import it as a top-level module (pytest puts ``tests/`` on the path); the
+benchmark scripts add ``tests/`` to the path themselves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+CHROMIUM = Path(os.environ.get("SDPA_CHROMIUM", "/usr/bin/chromium"))
+"""Debian's Chromium: ``playwright install`` cannot download a browser on these machines."""
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+"""Headless, as root, and quiet on a machine whose only network is loopback."""
+
+PORTS = range(5100, 5200)
+SERVER_START_TIMEOUT = 60.0
+STATIC_PREFIX = "assets"
+STATIC_DIR = REPO / "static"
+
+
+def free_port() -> int:
+    """The first port of :data:`PORTS` nothing listens on now."""
+    for port in PORTS:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORTS.start}–{PORTS.stop - 1}")
+
+
+@dataclass
+class AppServer:
+    """A running ``panel serve app/main.py`` subprocess and where its log goes."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    log_path: Path
+
+    @property
+    def base_url(self) -> str:
+        """The server's root address, e.g. for the static files under ``/assets``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The page's address (the app is served under its script name)."""
+        return f"{self.base_url}/main"
+
+    def log_size(self) -> int:
+        """How many bytes the log holds now: a mark to read only what comes after it."""
+        return self.log_path.stat().st_size
+
+    def log_text(self, since: int = 0) -> str:
+        """The server's combined stdout and stderr from byte ``since`` on."""
+        with self.log_path.open("rb") as log:
+            log.seek(since)
+            return log.read().decode("utf-8", errors="replace")
+
+    def answers(self) -> bool:
+        """Whether the page is served (HTTP 200) right now."""
+        try:
+            with urllib.request.urlopen(self.url, timeout=2) as response:
+                return response.status == 200
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False
+
+
+def start_server(log_path: Path, attempts: int = 3) -> AppServer:
+    """Start ``panel serve app/main.py`` from the repository root on a free loopback port.
+
+    It serves ``static/`` under ``/assets`` as ``sdpa-sim`` does, and returns once the page
+    answers. Raises RuntimeError, with the server's log, if it exits or stays silent.
+    """
+    for attempt in range(attempts):
+        port = free_port()
+        command = [
+            sys.executable,
+            "-m",
+            "panel",
+            "serve",
+            "app/main.py",
+            "--port",
+            str(port),
+            "--address",
+            "127.0.0.1",
+            "--allow-websocket-origin",
+            f"127.0.0.1:{port}",
+        ]
+        if STATIC_DIR.is_dir():
+            # As `sdpa-sim` serves it: Panel reserves /static, so the project's files go here.
+            command += ["--static-dirs", f"{STATIC_PREFIX}={STATIC_DIR}"]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env
+            )
+        server = AppServer(process, port, log_path)
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while time.monotonic() < deadline:
+            if server.answers():
+                return server
+            try:
+                # Paces the polling and notices a server that exited.
+                code = process.wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                continue
+            # Another process may take the port between the probe and the bind: try again.
+            if "already in use" in server.log_text() and attempt + 1 < attempts:
+                break
+            raise RuntimeError(f"panel serve exited with {code}:\n{server.log_text()}")
+        else:
+            stop_server(server)
+            raise RuntimeError(
+                f"panel serve did not answer within {SERVER_START_TIMEOUT:.0f} s:\n"
+                f"{server.log_text()}"
+            )
+    raise RuntimeError(f"panel serve found no free port in {attempts} attempts")
+
+
+def stop_server(server: AppServer) -> None:
+    """Stop the server: terminate, then kill if it has not exited within 10 s."""
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def served_app(log_path: Path) -> Iterator[AppServer]:
+    """:func:`start_server` for the duration of a ``with`` block."""
+    server = start_server(log_path)
+    try:
+        yield server
+    finally:
+        stop_server(server)
