@@ -19,7 +19,7 @@ from app.derived import (
     score_images,
     weights_frame,
 )
-from app.state import SimulationState
+from app.state import CONTROL_NAMES, SimulationState
 
 SCORES = "scores"
 WEIGHTS = "weights"
@@ -38,7 +38,8 @@ INPUTS = {
 }
 """Each derived part → the controls it depends on."""
 
-CONTROLS = frozenset().union(*INPUTS.values())
+CONTROLS = frozenset(CONTROL_NAMES)
+"""Every control of the state; each feeds at least one part of :data:`INPUTS`."""
 
 
 class SimulationModel(param.Parameterized):

@@ -9,7 +9,17 @@ import pytest
 
 import sdpa_core
 from app.derived import HISTOGRAM_BINS, raw_scores
-from app.model import HISTOGRAMS, OUTPUT, ROW, SCORES, VIEW, WEIGHTS, SimulationModel
+from app.model import (
+    CONTROLS,
+    HISTOGRAMS,
+    INPUTS,
+    OUTPUT,
+    ROW,
+    SCORES,
+    VIEW,
+    WEIGHTS,
+    SimulationModel,
+)
 from app.state import SimulationState
 
 
@@ -186,3 +196,7 @@ def test_a_one_hot_row_copies_one_value_row() -> None:
     np.testing.assert_allclose(
         model.output.output_image[row], model.output.values_image[key], atol=1e-2
     )
+
+
+def test_every_control_feeds_a_derived_part_and_no_part_reads_anything_else() -> None:
+    assert frozenset().union(*INPUTS.values()) == CONTROLS
