@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 import panel as pn
 import panel_material_ui as pmui
+from bokeh.document import Document
 from bokeh.events import Tap
 from panel.io.location import Location
 from panel.io.state import set_curdoc
@@ -68,17 +70,20 @@ def run_now(callback: Callable[[], None]) -> None:
     callback()
 
 
-def next_tick(callback: Callable[[], None]) -> None:
-    """Run ``callback`` on the current session's next event-loop tick, under its lock."""
-    doc = pn.state.curdoc
+def next_tick(doc: Document) -> Deferrer:
+    """The :data:`Deferrer` of a served session: ``doc``'s next event-loop tick, under its lock."""
 
-    async def run() -> None:
-        # A coroutine, so it runs on the server's event loop and Panel sends what
-        # pn.io.hold() collects there as one message instead of one per change.
-        with set_curdoc(doc):
-            callback()
+    def defer(callback: Callable[[], None]) -> None:
+        doc.add_next_tick_callback(partial(_run_in, doc, callback))
 
-    doc.add_next_tick_callback(run)
+    return defer
+
+
+async def _run_in(doc: Document, callback: Callable[[], None]) -> None:
+    # A coroutine, so it runs on the server's event loop and Panel sends what pn.io.hold()
+    # collects there as one message instead of one per change.
+    with set_curdoc(doc):
+        callback()
 
 
 class SimulationApp:
@@ -99,7 +104,7 @@ class SimulationApp:
         defer: Deferrer | None = None,
     ) -> None:
         self.location = location
-        self._defer = defer or (next_tick if _served() else run_now)
+        self._defer = defer or (next_tick(pn.state.curdoc) if _served() else run_now)
         """How the lesson's update is run after the first screen's has been sent."""
         self.state = SimulationState()
         if query:
