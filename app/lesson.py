@@ -45,7 +45,7 @@ class LessonSections:
         faq = grid(
             [pn.pane.Markdown(text, sizing_mode="stretch_width") for text in FAQ],
             min_width=340,
-            gap=16,
+            gap=4,
         )
         why = side_by_side([self.row_compare.panel, self.output.panel], basis=[360, 360], gap=16)
         return [faq, self.collapse.panel, why, self.worked_example.panel, self.quiz.panel]
