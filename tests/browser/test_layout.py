@@ -17,6 +17,9 @@ NARROW = {"width": 400, "height": 800}
 
 FIGURES = ("heatmap", "raw_histogram", "scaled_histogram")
 
+COLLAPSE_METRICS = ("entropy", "max_weight", "jacobian_norm")
+"""The collapse figures are named ``collapse_<metric>`` (app/views/collapse.py)."""
+
 EXTENT_JS = """(name) => {
   const figure = Bokeh.documents[0].get_model_by_name(name);
   const view = Bokeh.index.find_one(figure);
@@ -123,6 +126,34 @@ def test_narrow_viewport_shows_every_plot_and_control(app_page: AppPage, query: 
     assert app_page.centre_pixel("heatmap") != [255, 255, 255, 255]
     scroll_width = page.evaluate("() => document.documentElement.scrollWidth")
     assert scroll_width <= NARROW["width"], "the page scrolls sideways at 400 px"
+
+
+LEFT_JS = """(name) => {
+  const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name(name));
+  const box = view.el.getBoundingClientRect();
+  return {left: box.left, right: box.right, top: box.top};
+}"""
+"""Where figure ``name`` is on the page now, without scrolling."""
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_wide_viewport_puts_controls_plots_and_curves_side_by_side(
+    app_page: AppPage, width: int
+) -> None:
+    """On a laptop or a projector the controls sit left of the heatmap, the histograms right
+    of it, all in the first screen, and the three collapse curves share one row."""
+    page = app_page.page
+    page.set_viewport_size({"width": width, "height": 800})
+    app_page.open()
+    slider = page.get_by_role("slider", name="d_k (key dimension)", exact=True).bounding_box()
+    heatmap = page.evaluate(LEFT_JS, "heatmap")
+    histogram = page.evaluate(LEFT_JS, "raw_histogram")
+    assert slider is not None and slider["x"] + slider["width"] <= heatmap["left"]
+    assert histogram["left"] >= heatmap["right"] - 1, "the histograms should be beside it"
+    assert 0 <= heatmap["top"] < 400 and 0 <= histogram["top"] < 400
+    curves = [page.evaluate(LEFT_JS, f"collapse_{name}") for name in COLLAPSE_METRICS]
+    assert len({round(curve["top"]) for curve in curves}) == 1, f"not one row: {curves}"
+    assert curves[0]["right"] <= curves[1]["left"] + 1 <= curves[2]["left"] + 1
 
 
 def test_theme_toggle_switches_between_light_and_dark(app_page: AppPage) -> None:
