@@ -18,7 +18,8 @@ What is measured:
   attached to a Bokeh ``Document`` with a change listener, as in a session) → its PATCH-DOC
   message built; then the same for the lesson's views and the URL, which a session sends
   on its next tick. d_k moves run with the app's derived-data caches cleared (a d_k no
-  session has used yet); temperature moves reuse the cached raw scores, as in the app.
+  session has used yet) and, separately, between two d_k already used (cache hits);
+  temperature moves reuse the cached raw scores, as in the app.
 - bytes per update: websocket frame payloads the browser receives for one temperature move.
 
 Only loopback addresses are used, and every loop and wait is bounded.
@@ -236,6 +237,7 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     results: dict[str, list[float]] = {
         "d_k": [],
         "d_k+lesson": [],
+        "d_k warm": [],
         "temperature": [],
         "temperature+lesson": [],
     }
@@ -274,9 +276,14 @@ def _time_moves(
         )
         temperature = 1.25 if index % 2 == 0 else 1.0
         warm = move(lambda t=temperature: _slide(sliders[TEMPERATURE_SLIDER], t), cold=False)
+        # Back and forth between two d_k some session has already used: cache hits.
+        back = d_k if target == neighbour else neighbour
+        move(lambda back=back: _slide(sliders[D_K_SLIDER_LABEL], back), cold=False)
+        again = move(lambda target=target: _slide(sliders[D_K_SLIDER_LABEL], target), cold=False)
         if index >= 2:  # the first moves pay for imports and first-call setup
             results["d_k"].append(first)
             results["d_k+lesson"].append(total)
+            results["d_k warm"].append(again[0])
             results["temperature"].append(warm[0])
             results["temperature+lesson"].append(warm[1])
 
@@ -327,6 +334,14 @@ def main(argv: list[str] | None = None) -> None:
                 target,
             ),
             Row("  … and the lesson and URL sent", n, d_k, server["d_k+lesson"], "ms"),
+            Row(
+                "server: d_k move to a d_k already used, first screen sent",
+                n,
+                d_k,
+                server["d_k warm"],
+                "ms",
+                target,
+            ),
             Row(
                 "server: temperature move, first screen sent",
                 n,
