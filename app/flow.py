@@ -30,8 +30,8 @@ def side_by_side(
 ) -> pn.FlexBox:
     """``items`` in a row, each at least ``basis`` px wide; below that they wrap to new lines.
 
-    ``grow`` shares the room left over (the first item's basis width, one share each, if
-    not given), so a row of a plot and its neighbours keeps its proportions.
+    ``grow`` shares out the room left over (one share each if not given), so a plot and
+    its neighbours keep their proportions as the row widens.
     """
     grow = grow or [1] * len(items)
     for item, width, share in zip(items, basis, grow, strict=True):

@@ -163,11 +163,6 @@ class SimulationApp:
             self.lesson = LessonSections(self.model)
             self.content.extend(self.lesson.sections())
 
-    @property
-    def views(self) -> tuple:
-        """Every view on the page so far: the first screen's, then the lesson's."""
-        return self.first_screen + (self.lesson.views if self.lesson else ())
-
     def _on_controls(self, *events: object) -> None:
         with pn.io.hold():
             parts = self.model.refresh({event.name for event in events})

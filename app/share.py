@@ -1,9 +1,9 @@
 """Share controls: copy a link to the current scene, or an iframe snippet that embeds it.
 
-The server builds both from the page's own address (``pn.state.location``) and the state's
-query, shows the text in a read-only box (so it can be copied by hand on plain-http sites,
-where browsers refuse clipboard access) and hands it to a one-line script that puts it on
-the clipboard where the browser allows it.
+The server builds both from the page's own address (the session's ``Location``, as the
+browser reached it) and the state's query, shows the text in a read-only box (so it can
+be copied by hand on plain-http sites, where browsers refuse clipboard access) and hands
+it to a one-line script that puts it on the clipboard where the browser allows it.
 """
 
 from __future__ import annotations

@@ -63,6 +63,20 @@ def initial_state(data: ExportData) -> SimulationState:
     )
 
 
+def query_spec() -> dict:
+    """What query.js needs to read a URL as app/query.py does: bounds, views, length limit."""
+    return {
+        "bounds": {
+            "d_k": list(D_K_BOUNDS),
+            "temperature": list(TEMPERATURE_BOUNDS),
+            "n": list(N_BOUNDS),
+            "seed": list(SEED_BOUNDS),
+        },
+        "views": list(VIEWS),
+        "maxLength": MAX_VALUE_LENGTH,
+    }
+
+
 def page_config(data: ExportData, state: SimulationState, curve_points: int) -> dict:
     """Everything the page's JavaScript reads at load: samples, grids, bounds and words."""
     return {
@@ -70,16 +84,7 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         "defaults": {name: getattr(state, name) for name in PAGE_CONTROLS},
         "temperature_grid": TEMPERATURE_GRID,
         "views": VIEWS,
-        "query": {
-            "bounds": {
-                "d_k": list(D_K_BOUNDS),
-                "temperature": list(TEMPERATURE_BOUNDS),
-                "n": list(N_BOUNDS),
-                "seed": list(SEED_BOUNDS),
-            },
-            "views": list(VIEWS),
-            "maxLength": MAX_VALUE_LENGTH,
-        },
+        "query": query_spec(),
         "heatmap": {
             "columns": VIEW_COLUMNS,
             "shown_column": SHOWN_COLUMN,

@@ -7,22 +7,13 @@ from urllib.parse import parse_qs, urlencode
 
 import pytest
 
-from app.controls_spec import D_K_BOUNDS, N_BOUNDS, SEED_BOUNDS, TEMPERATURE_BOUNDS, VIEWS
 from app.export.data import d_k_positions
-from app.query import MAX_VALUE_LENGTH, parse_query
+from app.export.page import query_spec
+from app.query import parse_query
 
 from .js_harness import Runner
 
-SPEC = {
-    "bounds": {
-        "d_k": list(D_K_BOUNDS),
-        "temperature": list(TEMPERATURE_BOUNDS),
-        "n": list(N_BOUNDS),
-        "seed": list(SEED_BOUNDS),
-    },
-    "views": list(VIEWS),
-    "maxLength": MAX_VALUE_LENGTH,
-}
+SPEC = query_spec()
 LIMITS = {"d_values": d_k_positions(512), "n_max": 128, "seed": 0}
 PAGE_PARAMETERS = ("d_k", "temperature", "n", "scaled", "view", "causal", "seed")
 """The served app's query parameters an exported page reads (it ignores the others)."""

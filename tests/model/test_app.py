@@ -53,14 +53,13 @@ def test_served_page_adds_the_lesson_after_loading(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(app.layout, "_served", lambda: True)
     monkeypatch.setattr(pn.state, "onload", loaded.append)
     simulation = SimulationApp(defer=run_now)
-    assert simulation.lesson is None and len(simulation.views) == 3
+    assert simulation.lesson is None
     first_screen = len(simulation.content.objects)
     simulation.state.temperature = 2.0  # a move before the lesson arrives updates what exists
     for callback in loaded:
         callback()
     assert simulation.lesson is not None
     assert len(simulation.content.objects) == first_screen + 5
-    assert simulation.lesson.row_compare in simulation.views
     # Built from the current state: the move above is already in the lesson's row.
     assert "temperature 2 " in simulation.lesson.collapse.caption.object
     simulation.add_lesson()
@@ -88,7 +87,7 @@ def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> Non
 def test_lesson_is_built_at_once_outside_a_server() -> None:
     simulation = SimulationApp()
     assert simulation.lesson is not None
-    assert len(simulation.views) == 3 + len(simulation.lesson.views)
+    assert simulation.lesson.collapse.panel in simulation.content.objects
 
 
 def test_slider_moves_update_sources_in_place() -> None:
