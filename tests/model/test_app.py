@@ -125,7 +125,7 @@ def test_d_k_updates_histograms_titles_and_readouts() -> None:
     app.state.d_k = 1024
     assert "d_k = 1024" in app.histograms.raw.figure.title.text
     assert app.histograms.raw.figure.x_range.end == pytest.approx(4.5 * 32)
-    html = app.readouts.pane.object
+    html = app.readouts.pane.html
     assert ">32.0<" in html and "√d_k = 32.0" in html
 
 
@@ -167,3 +167,13 @@ def test_readouts_show_lesson_numbers_and_no_nan() -> None:
     html = readouts_html(app.model)
     assert ">2.0<" in html and ">1.0<" in html
     assert "nan" not in html.lower()
+
+
+def test_readouts_follow_the_state_and_only_flow_to_the_page() -> None:
+    app = SimulationApp()
+    before = app.readouts.pane.html
+    app.state.temperature = 0.1
+    assert app.readouts.pane.html == readouts_html(app.model) != before
+    # The page never writes the markup back: a server-side change sent inside the app's
+    # hold would otherwise come back as a change from the page and be processed again.
+    assert "html" not in app.readouts.pane._linked_properties
