@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from bokeh.core.properties import value
 from bokeh.models import ColumnDataSource, DataRange1d, Range1d
 from bokeh.plotting import figure
@@ -18,6 +19,7 @@ class HistogramView:
     """One histogram (bars) with the density of its theoretical normal law drawn over it."""
 
     def __init__(self, name: str, frame: HistogramFrame, x_label: str) -> None:
+        self.shown = frame
         self.bars = ColumnDataSource(self._bars(frame))
         self.curve = ColumnDataSource(self._curve(frame))
         self.figure = figure(
@@ -64,9 +66,24 @@ class HistogramView:
         return {"x": frame.curve_x, "y": frame.curve_y}
 
     def show(self, frame: HistogramFrame, title: str, curve_label: str) -> None:
-        """Draw ``frame``: new bars, curve, x range, title and curve label, all in place."""
-        self.bars.data = self._bars(frame)
-        self.curve.data = self._curve(frame)
+        """Draw ``frame`` in place: bars, curve, x range, title and curve label.
+
+        Only what differs from the frame shown is sent: the scaled histogram keeps its bins
+        and its Normal(0, 1) curve at every d_k, so a d_k move sends its bar heights alone.
+        """
+        shown, self.shown = self.shown, frame
+        same_bins = np.array_equal(shown.left, frame.left) and np.array_equal(
+            shown.right, frame.right
+        )
+        if same_bins:
+            self.bars.data.update(top=frame.density)
+        else:
+            self.bars.data = self._bars(frame)
+        if not (
+            np.array_equal(shown.curve_x, frame.curve_x)
+            and np.array_equal(shown.curve_y, frame.curve_y)
+        ):
+            self.curve.data = self._curve(frame)
         self.figure.x_range.update(start=float(frame.left[0]), end=float(frame.right[-1]))
         self.figure.title.text = title
         self.figure.legend.items[1].label = value(curve_label)

@@ -177,3 +177,19 @@ def test_readouts_follow_the_state_and_only_flow_to_the_page() -> None:
     # The page never writes the markup back: a server-side change sent inside the app's
     # hold would otherwise come back as a change from the page and be processed again.
     assert "html" not in app.readouts.pane._linked_properties
+
+
+def test_d_k_move_sends_only_what_changed_in_the_histograms() -> None:
+    app = SimulationApp()
+    scaled, raw = app.histograms.scaled, app.histograms.raw
+    scaled_curve, scaled_left = scaled.curve.data["x"], scaled.bars.data["left"]
+    raw_curve = raw.curve.data["x"]
+    app.state.d_k = 256
+    # The scaled histogram keeps its bins and its Normal(0, 1) curve: only heights change.
+    assert scaled.curve.data["x"] is scaled_curve
+    assert scaled.bars.data["left"] is scaled_left
+    np.testing.assert_array_equal(scaled.bars.data["top"], app.model.scaled_histogram.density)
+    # The raw one spreads out with √d_k: new bins and a new curve.
+    assert raw.curve.data["x"] is not raw_curve
+    assert raw.bars.data["right"][-1] == pytest.approx(4.5 * 16)
+    np.testing.assert_array_equal(raw.bars.data["top"], app.model.raw_histogram.density)
