@@ -28,6 +28,15 @@ from app.views.readouts import ReadoutsView
 
 TITLE = "Scaled Dot-Product Attention: Score Matrix & √d_k Distribution"
 
+NARROW_HEADER_CSS = """
+@media (max-width: 800px) {
+  .MuiTypography-root.title { font-size: 17px !important; line-height: 1.25 !important; }
+}
+"""
+"""Below ~800 px the title wraps: a smaller font keeps it within the fixed header's height,
+which the page's content is offset by (at 24 px it took three lines at 400 px and covered
+the top of the controls)."""
+
 INTRO = (
     "Each cell is one query·key dot product. With random vectors those products have "
     "variance d_k, so as d_k grows the raw scores spread out and the softmax piles all "
@@ -229,7 +238,7 @@ class SimulationApp:
         body = sidebar_layout(controls, self.content, main_min_width=760 if self.embed else 640)
         if self.embed:
             return pn.Column(self.notice, body, sizing_mode="stretch_width")
-        page = pmui.Page(title=TITLE, main=[self.notice, body])
+        page = pmui.Page(title=TITLE, main=[self.notice, body], stylesheets=[NARROW_HEADER_CSS])
         detach_from_global_busy(page)
         return page
 

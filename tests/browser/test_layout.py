@@ -128,6 +128,18 @@ def test_narrow_viewport_shows_every_plot_and_control(app_page: AppPage, query: 
     assert scroll_width <= NARROW["width"], "the page scrolls sideways at 400 px"
 
 
+@pytest.mark.parametrize("width", [400, 700, 1280])
+def test_header_does_not_cover_the_controls(app_page: AppPage, width: int) -> None:
+    """The fixed header stays above the first control's label, also where its title wraps."""
+    page = app_page.page
+    page.set_viewport_size({"width": width, "height": 800})
+    app_page.open()
+    header = page.locator("header").first.bounding_box()
+    label = page.get_by_text("preset scene", exact=True).first.bounding_box()
+    assert header is not None and label is not None
+    assert label["y"] >= header["y"] + header["height"], f"header {header} covers {label}"
+
+
 LEFT_JS = """(name) => {
   const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name(name));
   const box = view.el.getBoundingClientRect();
