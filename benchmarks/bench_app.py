@@ -19,7 +19,8 @@ What is measured:
   message built; then the same for the lesson's views and the URL, which a session sends
   on its next tick. d_k moves run with the app's derived-data caches cleared (a d_k no
   session has used yet) and, separately, between two d_k already used (cache hits);
-  temperature moves reuse the cached raw scores, as in the app.
+  temperature moves reuse the cached raw scores, as in the app, and are timed with the
+  lesson's collapse curves cached and, separately, computed (a temperature not used yet).
 - bytes per update: websocket frame payloads the browser receives for one temperature move.
 
 Only loopback addresses are used, and every loop and wait is bounded.
@@ -195,6 +196,7 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     from panel.io.state import set_curdoc
 
     import app.derived as derived
+    import sdpa_core.metrics
     from app.controls_spec import D_K_GRID
     from app.layout import SimulationApp
 
@@ -229,8 +231,11 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
         while lesson_updates:
             lesson_updates.pop()()
 
-    def move(change: Callable[[], None], cold: bool) -> tuple[float, float]:
-        if cold:
+    def move(change: Callable[[], None], cold: bool | str) -> tuple[float, float]:
+        if cold == "curves":
+            # A temperature no session has used: the lesson's collapse curves are computed.
+            sdpa_core.metrics._collapse_curve.cache_clear()
+        elif cold:
             for function in caches:
                 function.cache_clear()
         first = timed(change)
@@ -243,6 +248,7 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
         "d_k warm": [],
         "temperature": [],
         "temperature+lesson": [],
+        "temperature+lesson new": [],
     }
     # Moves go through the sliders, as a student's do: the slider's own echo is then a
     # no-op and only the other widgets showing the value (the exact d_k box) follow.
@@ -275,7 +281,7 @@ def _time_moves(
     d_k: int,
     neighbour: int,
     runs: int,
-    move: Callable[[Callable[[], None], bool], tuple[float, float]],
+    move: Callable[[Callable[[], None], bool | str], tuple[float, float]],
     results: dict[str, list[float]],
 ) -> None:
     for index in range(runs + 2):
@@ -285,6 +291,9 @@ def _time_moves(
         )
         temperature = 1.25 if index % 2 == 0 else 1.0
         warm = move(lambda t=temperature: _slide(sliders[TEMPERATURE_SLIDER], t), cold=False)
+        back_to = 1.0 if temperature != 1.0 else 1.25
+        new = move(lambda t=back_to: _slide(sliders[TEMPERATURE_SLIDER], t), cold="curves")
+        move(lambda t=temperature: _slide(sliders[TEMPERATURE_SLIDER], t), cold=False)
         # Back and forth between two d_k some session has already used: cache hits.
         back = d_k if target == neighbour else neighbour
         move(lambda back=back: _slide(sliders[D_K_SLIDER_LABEL], back), cold=False)
@@ -295,6 +304,7 @@ def _time_moves(
             results["d_k warm"].append(again[0])
             results["temperature"].append(warm[0])
             results["temperature+lesson"].append(warm[1])
+            results["temperature+lesson new"].append(new[1])
 
 
 def _table(rows: list[Row]) -> str:
@@ -373,6 +383,13 @@ def main(argv: list[str] | None = None) -> None:
                 target,
             ),
             Row("  … and the lesson and URL sent", n, d_k, server["temperature+lesson"], "ms"),
+            Row(
+                "  … the same to a temperature not used yet (collapse curves computed)",
+                n,
+                d_k,
+                server["temperature+lesson new"],
+                "ms",
+            ),
         ]
 
     from playwright.sync_api import sync_playwright

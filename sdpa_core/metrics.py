@@ -147,7 +147,12 @@ def _collapse_scores(d_k: int, n: int, trials: int, seed: int) -> np.ndarray:
     return _read_only(scores_logits(q, k, scale=1.0))
 
 
-@lru_cache(maxsize=32)
+COLLAPSE_CURVE_CACHE_SIZE = 128
+"""Curves :func:`collapse_curve` keeps (each a few kB): enough for a slider's few dozen
+temperatures with the scale on and off, so a class sweeping them computes each once."""
+
+
+@lru_cache(maxsize=COLLAPSE_CURVE_CACHE_SIZE)
 def _collapse_curve(
     d_values: tuple[int, ...], n: int, trials: int, scaled: bool, temperature: float, seed: int
 ) -> CollapseCurve:
@@ -181,9 +186,10 @@ def collapse_curve(
     give per-draw means over rows of the entropy (nats), the max weight and the softmax
     Jacobian norm; each statistic is returned as its mean over draws and its 10–90 % band.
     Unscaled (``scaled=False``), entropy and gradient fall towards 0 as d_k grows; scaled,
-    they stay flat. Results are cached (32 most recent argument sets) and read-only, and
-    so are the sampled scores behind each point (64 most recent (d_k, n, trials, seed),
-    8·trials·n² bytes each): another temperature or scale costs a softmax, not a resample.
+    they stay flat. Results are cached (the :data:`COLLAPSE_CURVE_CACHE_SIZE` most recent
+    argument sets) and read-only, and so are the sampled scores behind each point (64 most
+    recent (d_k, n, trials, seed), 8·trials·n² bytes each): another temperature or scale
+    costs a softmax, not a resample.
 
     Raises:
         ValueError: for an empty or non-integer ``d_values``, any d_k, ``n`` or ``trials``

@@ -10,6 +10,7 @@ from bokeh.models import Legend, LogScale
 
 import app.views.collapse as collapse
 from app import lesson_text
+from app.controls_spec import TEMPERATURE_GRID
 from app.model import SimulationModel
 from app.state import SimulationState
 from app.views.collapse import (
@@ -20,6 +21,7 @@ from app.views.collapse import (
     CollapseView,
     uniform_references,
 )
+from sdpa_core.metrics import COLLAPSE_CURVE_CACHE_SIZE, _collapse_curve
 
 COLUMNS = [suffix.format(m.name) for m in METRICS for suffix in ("{}", "{}_low", "{}_high")]
 
@@ -243,3 +245,16 @@ def test_lesson_text_answers_the_faq(text: str, phrases: list[str]) -> None:
     for phrase in phrases:
         assert phrase in text
     assert "<" not in text, "plain Markdown, no HTML"
+
+
+def test_every_slider_temperature_stays_cached_for_both_scales() -> None:
+    """A class sweeping the temperature slider computes each curve once: all the grid's
+    temperatures, scaled and unscaled, fit in the core's curve cache together."""
+    assert 2 * len(TEMPERATURE_GRID) <= COLLAPSE_CURVE_CACHE_SIZE
+    _collapse_curve.cache_clear()
+    for temperature in TEMPERATURE_GRID:
+        collapse.curves(temperature)
+    misses = _collapse_curve.cache_info().misses
+    for temperature in TEMPERATURE_GRID:
+        collapse.curves(temperature)
+    assert _collapse_curve.cache_info().misses == misses, "a second sweep recomputed curves"
