@@ -13,6 +13,11 @@ from functools import lru_cache
 import numpy as np
 
 import sdpa_core
+from app.cache import byte_budget_cache
+
+SCORES_CACHE_BYTES = 128 * 2**20
+"""Memory for the raw score matrices all sessions share, and as much again for their images:
+16 at n = 1024 (8 MiB each), 512 at n = 256, thousands at the default n = 32."""
 
 HISTOGRAM_BINS = 60
 """Bins of the dot-product histograms."""
@@ -21,12 +26,13 @@ HISTOGRAM_HALF_WIDTH = 4.5
 """Histograms span ±4.5 standard deviations of their theoretical normal law."""
 
 
-@lru_cache(maxsize=8)
+@byte_budget_cache(SCORES_CACHE_BYTES, size_of=lambda scores: scores.nbytes)
 def raw_scores(n: int, d_k: int, seed: int) -> np.ndarray:
     """The raw scores q·k (n×n, float64, read-only) of the app's sampled Q and K.
 
     Shared by all sessions: only n, d_k and the seed change them, so temperature, scale
-    and mask changes never redo the matmul. At most 8 matrices (8 MiB each at n = 1024).
+    and mask changes never redo the matmul. The most recently used are kept, within
+    :data:`SCORES_CACHE_BYTES`.
     """
     q, k = sdpa_core.sample_qk(n, d_k, seed)
     scores = sdpa_core.scores_logits(q, k, scale=1.0)
@@ -48,7 +54,10 @@ class ScoreImages:
     scaled_limit: float
 
 
-@lru_cache(maxsize=8)
+@byte_budget_cache(
+    SCORES_CACHE_BYTES,
+    size_of=lambda images: images.raw_image.nbytes + images.scaled_image.nbytes,
+)
 def score_images(n: int, d_k: int, seed: int, causal: bool) -> ScoreImages:
     """Display images of the raw scores and of the scores / √d_k. Cached, shared, read-only."""
     raw = raw_scores(n, d_k, seed)
@@ -215,10 +224,11 @@ def _histogram_frame(values: np.ndarray, variance: float) -> HistogramFrame:
     )
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=1024)
 def dot_product_histograms(d_k: int, seed: int) -> tuple[HistogramFrame, HistogramFrame]:
     """Histograms of the 10,000 pooled raw dot products (against Normal(0, d_k)) and of the
-    same dot products divided by √d_k (against Normal(0, 1)). Cached and shared."""
+    same dot products divided by √d_k (against Normal(0, 1)). Cached (1024 pairs, ~10 KiB
+    each: every slider position for many seeds) and shared."""
     raw = sdpa_core.dot_product_pool(d_k, seed)
     scaled = raw / np.float32(math.sqrt(d_k))
     return _histogram_frame(raw, float(d_k)), _histogram_frame(scaled, 1.0)
