@@ -21,6 +21,7 @@ import sdpa_core
 from app.flow import grid
 from app.lesson_text import COLLAPSE_CURVES
 from app.model import SimulationModel
+from app.views.style import without_glyph_copies
 from sdpa_core import collapse_curve
 
 COLLAPSE_D_VALUES = tuple(2**power for power in range(11))
@@ -283,7 +284,7 @@ class CollapseView:
                 mode="mouse",
             )
         )
-        return fig
+        return without_glyph_copies(fig)
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Redraw the curves on a new temperature and move the marker on a new d_k or scale.

@@ -14,6 +14,7 @@ from bokeh.palettes import RdBu11, Viridis256, interp_palette
 from bokeh.plotting import figure
 
 from app.model import ROW, SCORES, VIEW, WEIGHTS, SimulationModel
+from app.views.style import without_glyph_copies
 
 WEIGHTS_PALETTE = Viridis256
 """Sequential and colour-blind safe; weights always span the fixed range [0, 1]."""
@@ -127,6 +128,7 @@ class HeatmapView:
                 },
             )
         )
+        without_glyph_copies(self.figure)
         self._apply_view(model)
 
     @staticmethod

@@ -9,7 +9,7 @@ from bokeh.plotting import figure
 
 from app.derived import HistogramFrame
 from app.model import HISTOGRAMS, SimulationModel
-from app.views.style import legend_above
+from app.views.style import legend_above, without_glyph_copies
 
 BAR_COLOUR = "#4c78a8"
 CURVE_COLOUR = "#e45756"
@@ -56,6 +56,7 @@ class HistogramView:
             legend_label="normal law",
         )
         legend_above(self.figure)
+        without_glyph_copies(self.figure)
 
     @staticmethod
     def _bars(frame: HistogramFrame) -> dict:

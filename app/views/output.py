@@ -9,6 +9,7 @@ from bokeh.plotting import figure
 from app.derived import OUTPUT_DIM
 from app.model import OUTPUT, SimulationModel
 from app.views.heatmap import SCORES_PALETTE
+from app.views.style import without_glyph_copies
 
 EXPLANATION = (
     "**What attention returns.** Each output row is a weighted average of the value rows "
@@ -71,7 +72,7 @@ class OutputView:
         if with_colour_bar:
             colour_bar = ColorBar(color_mapper=self.mapper, width=10, padding=4, title="value")
             plot.add_layout(colour_bar, "right")
-        return plot
+        return without_glyph_copies(plot)
 
     @staticmethod
     def _data(model: SimulationModel) -> dict[str, list]:

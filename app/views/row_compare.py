@@ -13,7 +13,7 @@ from app.controls_spec import ROW_BOUNDS
 from app.derived import RowComparison
 from app.model import ROW, SimulationModel
 from app.views.collapse import SCALED_COLOUR, UNSCALED_COLOUR
-from app.views.style import legend_above
+from app.views.style import legend_above, without_glyph_copies
 
 EXPLANATION = (
     "**One query, scaled vs unscaled.** Pick a query i (type it, or click a row of the "
@@ -55,6 +55,7 @@ class RowCompareView:
                 legend_label="scaled" if source is self.scaled else "unscaled",
             )
         legend_above(self.figure)
+        without_glyph_copies(self.figure)
         self.row_input = bind(
             pmui.IntInput(
                 label="query i",

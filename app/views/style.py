@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bokeh.models import GlyphRenderer
 from bokeh.plotting import figure as Figure
 
 
@@ -20,3 +21,15 @@ def legend_above(plot: Figure, *, spacing: int = 12) -> None:
         border_line_alpha=0,
     )
     plot.add_layout(legend, "above")
+
+
+def without_glyph_copies(plot: Figure) -> Figure:
+    """Drop the glyph copies Bokeh adds to each renderer for unselected and muted drawing.
+
+    No figure here selects or mutes anything, and each copy is one more model per session
+    that Bokeh lists for every message it sends and the garbage collector walks.
+    """
+    for renderer in plot.renderers:
+        if isinstance(renderer, GlyphRenderer):
+            renderer.update(nonselection_glyph=None, muted_glyph=None)
+    return plot

@@ -6,6 +6,8 @@ import numpy as np
 import panel as pn
 import panel_material_ui as pmui
 import pytest
+from bokeh.document import Document
+from bokeh.models import GlyphRenderer
 
 import app.layout
 from app.controls import build_controls
@@ -193,3 +195,14 @@ def test_d_k_move_sends_only_what_changed_in_the_histograms() -> None:
     assert raw.curve.data["x"] is not raw_curve
     assert raw.bars.data["right"][-1] == pytest.approx(4.5 * 16)
     np.testing.assert_array_equal(raw.bars.data["top"], app.model.raw_histogram.density)
+
+
+def test_no_renderer_carries_unused_glyph_copies() -> None:
+    """Nothing selects or mutes: each copy would be one more model in every message."""
+    app = SimulationApp()
+    document = Document()
+    document.add_root(app.page.get_root(document))
+    renderers = [model for model in document.models if isinstance(model, GlyphRenderer)]
+    assert len(renderers) >= 20  # the heatmap, histograms and the lesson's figures
+    for renderer in renderers:
+        assert renderer.nonselection_glyph is None and renderer.muted_glyph is None, renderer
