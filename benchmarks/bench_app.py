@@ -320,18 +320,6 @@ def _table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def cpu_reference_ms(repeats: int = 15) -> float:
-    """Median milliseconds of a fixed pure-Python loop: how fast this machine runs Python
-    at the moment. The server's update times scale with it, so runs on a busy machine can
-    be told apart from a change in the app."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        sum(i * i for i in range(100_000))
-        times.append(1e3 * (time.perf_counter() - start))
-    return statistics.median(times)
-
-
 def _environment() -> str:
     import bokeh
     import panel
@@ -351,7 +339,6 @@ def main(argv: list[str] | None = None) -> None:
     options = parser.parse_args(argv)
     runs = max(3, options.runs)
     environment = _environment()
-    reference_before = cpu_reference_ms()
     rows: list[Row] = []
 
     for n, d_k, target in ((256, 64, "≤ 5 ms"), (1024, 1024, "≤ 60 ms")):
@@ -416,10 +403,6 @@ def main(argv: list[str] | None = None) -> None:
     print(_table(rows))
     print()
     print(f"Measured with {environment}.")
-    print(
-        f"CPU reference (a fixed pure-Python loop, lower is faster): "
-        f"{reference_before:.1f} ms at start, {cpu_reference_ms():.1f} ms at the end."
-    )
     print("Reproduce: python benchmarks/bench_app.py")
 
 
