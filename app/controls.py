@@ -59,10 +59,21 @@ def bind(
     return widget
 
 
-def _log_slider(label: str, grid: list, formatter: str) -> pmui.DiscreteSlider:
-    return pmui.DiscreteSlider(
-        label=label, options=grid, formatter=formatter, sizing_mode="stretch_width"
-    )
+class GridSlider(pmui.DiscreteSlider):
+    """A slider over a fixed grid of values whose position is followed as it moves.
+
+    The page reports each move twice, as ``value`` and, for the released position,
+    ``value_throttled``. Only ``value`` is bound to the state here, so the second report
+    stays in the page: handling it cost the server ~0.8 ms per key press for nothing.
+    """
+
+    @property
+    def _linked_properties(self) -> tuple[str, ...]:
+        return tuple(name for name in super()._linked_properties if name != "value_throttled")
+
+
+def _log_slider(label: str, grid: list, formatter: str) -> GridSlider:
+    return GridSlider(label=label, options=grid, formatter=formatter, sizing_mode="stretch_width")
 
 
 def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:

@@ -206,3 +206,11 @@ def test_no_renderer_carries_unused_glyph_copies() -> None:
     assert len(renderers) >= 20  # the heatmap, histograms and the lesson's figures
     for renderer in renderers:
         assert renderer.nonselection_glyph is None and renderer.muted_glyph is None, renderer
+
+
+def test_sliders_follow_value_and_leave_the_released_position_in_the_page() -> None:
+    sliders = [c for c in build_controls(SimulationState()) if isinstance(c, pmui.DiscreteSlider)]
+    assert len(sliders) == 3
+    for slider in sliders:
+        assert "value" in slider._linked_properties
+        assert "value_throttled" not in slider._linked_properties
