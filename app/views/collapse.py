@@ -21,6 +21,7 @@ import sdpa_core
 from app.flow import grid
 from app.lesson_text import COLLAPSE_CURVES
 from app.model import SimulationModel
+from app.views.markup import ServerMarkup
 from app.views.style import without_glyph_copies
 from sdpa_core import collapse_curve
 
@@ -303,13 +304,13 @@ class CollapseView:
             self.marker_source.data = marker_data(
                 self._curves[state.scaled], state.d_k, state.scaled
             )
-            self.caption.object = marker_caption(*marker)
+            self.caption.html = marker_caption(*marker)
             self._drawn_marker = marker
 
 
-def _caption(html: str) -> pn.pane.HTML:
-    return pn.pane.HTML(
-        html, stylesheets=[CAPTION_CSS], sizing_mode="stretch_width", margin=(0, 10)
+def _caption(html: str) -> ServerMarkup:
+    return ServerMarkup(
+        html=html, stylesheets=[CAPTION_CSS], sizing_mode="stretch_width", margin=(0, 10)
     )
 
 

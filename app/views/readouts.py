@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import ClassVar
-
-import param
-from panel.custom import JSComponent
 
 from app.model import HISTOGRAMS, WEIGHTS, SimulationModel
+from app.views.markup import ServerMarkup
 
 READOUT_CSS = """
 .readouts { display: flex; flex-wrap: wrap; gap: 8px; margin: 0; }
@@ -76,40 +73,15 @@ def readouts_html(model: SimulationModel) -> str:
     )
 
 
-class ReadoutTiles(JSComponent):
-    """The readout markup in the page, replaced in the browser when ``html`` changes.
-
-    Cheaper on both sides than Panel's HTML pane, which recomputes all its properties
-    (stylesheets included) for each new text, and than a Bokeh ``Div``, whose text change
-    makes BokehJS lay the page out again. ``html`` only ever flows from the server to the
-    page: it is built from numbers by :func:`readouts_html`.
-    """
-
-    html = param.String(default="", doc="The readout tiles' markup (numbers and fixed text).")
-
-    _esm = """
-export function render({ model }) {
-  const box = document.createElement('div')
-  box.innerHTML = model.html
-  model.on('html', () => { box.innerHTML = model.html })
-  return box
-}
-"""
-    _stylesheets: ClassVar[list[str]] = [READOUT_CSS]
-
-    @property
-    def _linked_properties(self) -> tuple[str, ...]:
-        # Not synced back: Panel would otherwise take the server's own change, sent inside
-        # the app's pn.io.hold(), for a change from the page and process it a second time.
-        return tuple(name for name in super()._linked_properties if name != "html")
-
-
 class ReadoutsView:
     """The readout tiles, re-rendered when the weights or the histograms change."""
 
     def __init__(self, model: SimulationModel) -> None:
-        self.pane = ReadoutTiles(
-            html=readouts_html(model), sizing_mode="stretch_width", margin=(5, 10)
+        self.pane = ServerMarkup(
+            html=readouts_html(model),
+            stylesheets=[READOUT_CSS],
+            sizing_mode="stretch_width",
+            margin=(5, 10),
         )
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:

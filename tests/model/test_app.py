@@ -63,7 +63,7 @@ def test_served_page_adds_the_lesson_after_loading(monkeypatch: pytest.MonkeyPat
     assert simulation.lesson is not None
     assert len(simulation.content.objects) == first_screen + 5
     # Built from the current state: the move above is already in the lesson's row.
-    assert "temperature 2 " in simulation.lesson.collapse.caption.object
+    assert "temperature 2 " in simulation.lesson.collapse.caption.html
     simulation.add_lesson()
     assert len(simulation.content.objects) == first_screen + 5, "the lesson is added once"
 
@@ -76,11 +76,11 @@ def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> Non
     simulation.state.temperature = 4.0
     simulation.state.temperature = 0.25
     assert not np.allclose(heatmap_column(simulation, "weight"), weights_before)
-    assert "0.25" not in str(simulation.lesson.collapse.caption.object)
+    assert "0.25" not in str(simulation.lesson.collapse.caption.html)
     assert list(simulation.lesson.row_compare.scaled.data["weight"]) == bars_before
     assert len(pending) == 1, "two moves before the lesson's turn make one lesson update"
     pending.pop()()
-    assert "temperature 0.25 " in simulation.lesson.collapse.caption.object
+    assert "temperature 0.25 " in simulation.lesson.collapse.caption.html
     assert list(simulation.lesson.row_compare.scaled.data["weight"]) != bars_before
     simulation.state.d_k = 128
     assert len(pending) == 1

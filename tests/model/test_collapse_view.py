@@ -142,7 +142,7 @@ def test_marker_moves_with_d_k_without_recomputing_curves(
     assert view.marker_source.data["entropy"][0] == pytest.approx(expected)
     assert core_calls == [], "a d_k move must not ask for the curves again"
     np.testing.assert_array_equal(column(view.scaled_source, "entropy"), before)
-    assert "d_k = 90" in view.caption.object
+    assert "d_k = 90" in view.caption.html
 
 
 def test_marker_follows_the_scale_switch(model: SimulationModel, view: CollapseView) -> None:
@@ -151,7 +151,7 @@ def test_marker_follows_the_scale_switch(model: SimulationModel, view: CollapseV
     assert data["colour"] == [UNSCALED_COLOUR]
     assert data["max_weight"][0] == pytest.approx(column(view.unscaled_source, "max_weight")[-1])
     assert data["max_weight"][0] > 0.9
-    assert "unscaled (orange)" in view.caption.object
+    assert "unscaled (orange)" in view.caption.html
 
 
 def test_temperature_recomputes_the_curves_through_the_core(
@@ -166,18 +166,18 @@ def test_temperature_recomputes_the_curves_through_the_core(
     assert view.marker_source.data["entropy"][0] == pytest.approx(
         column(view.scaled_source, "entropy")[COLLAPSE_D_VALUES.index(64)]
     )
-    assert "temperature 4" in view.caption.object
+    assert "temperature 4" in view.caption.html
 
 
 def test_controls_the_curves_ignore_change_nothing(
     model: SimulationModel, view: CollapseView, core_calls: list[dict]
 ) -> None:
     marker = dict(view.marker_source.data)
-    caption = view.caption.object
+    caption = view.caption.html
     change(model, view, n=128, seed=7, causal=True, view="raw")
     assert core_calls == []
     assert dict(view.marker_source.data) == marker
-    assert view.caption.object == caption
+    assert view.caption.html == caption
 
 
 def test_updates_reuse_the_same_figures_and_sources(
@@ -227,7 +227,7 @@ def test_marker_is_always_inside_the_fixed_y_ranges(
 def test_panel_explains_the_curves(view: CollapseView) -> None:
     markdown = view.panel.objects[0].object
     assert lesson_text.COLLAPSE_CURVES in markdown
-    assert "Dashed lines: uniform attention over 32 keys" in view.reference_note.object
+    assert "Dashed lines: uniform attention over 32 keys" in view.reference_note.html
 
 
 @pytest.mark.parametrize(

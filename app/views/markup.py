@@ -1,0 +1,33 @@
+"""Markup the server rebuilds on control moves, replaced in the page as a whole."""
+
+from __future__ import annotations
+
+import param
+from panel.custom import JSComponent
+
+
+class ServerMarkup(JSComponent):
+    """HTML built by the server (from numbers and fixed text only), shown as it is.
+
+    Cheaper on both sides than Panel's HTML pane, which recomputes all its properties
+    (stylesheets included) for each new text, and than a Bokeh ``Div``, whose text change
+    makes BokehJS lay the page out again. ``html`` only ever flows from the server to the
+    page; pass ``stylesheets`` for its look.
+    """
+
+    html = param.String(default="", doc="The markup to show, built by the server.")
+
+    _esm = """
+export function render({ model }) {
+  const box = document.createElement('div')
+  box.innerHTML = model.html
+  model.on('html', () => { box.innerHTML = model.html })
+  return box
+}
+"""
+
+    @property
+    def _linked_properties(self) -> tuple[str, ...]:
+        # Not synced back: Panel would otherwise take the server's own change, sent inside
+        # the app's pn.io.hold(), for a change from the page and process it a second time.
+        return tuple(name for name in super()._linked_properties if name != "html")
