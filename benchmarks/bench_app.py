@@ -35,7 +35,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,11 +210,13 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     events: list[object] = []
     document.on_change(events.append)
     protocol = Protocol()
-    caches = [
+    score_caches = tuple(
         function
         for function in vars(derived).values()
         if callable(function) and hasattr(function, "cache_clear")
-    ]
+    )
+    # A temperature no session has used: the lesson's collapse curves are computed.
+    curve_cache = (sdpa_core.metrics._collapse_curve,)
     neighbour = D_K_GRID[D_K_GRID.index(d_k) - 1]
 
     def timed(step: Callable[[], None]) -> float:
@@ -231,13 +233,9 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
         while lesson_updates:
             lesson_updates.pop()()
 
-    def move(change: Callable[[], None], cold: bool | str) -> tuple[float, float]:
-        if cold == "curves":
-            # A temperature no session has used: the lesson's collapse curves are computed.
-            sdpa_core.metrics._collapse_curve.cache_clear()
-        elif cold:
-            for function in caches:
-                function.cache_clear()
+    def move(change: Callable[[], None], clear: Sequence[object] = ()) -> tuple[float, float]:
+        for cache in clear:
+            cache.cache_clear()
         first = timed(change)
         lesson = timed(run_lesson_updates)
         return first, first + lesson
@@ -258,7 +256,7 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
         if widget.label in (D_K_SLIDER_LABEL, TEMPERATURE_SLIDER)
     }
     try:
-        _time_moves(sliders, d_k, neighbour, runs, move, results)
+        _time_moves(sliders, d_k, neighbour, runs, move, results, score_caches, curve_cache)
     finally:
         document.clear()
     return results
@@ -281,23 +279,25 @@ def _time_moves(
     d_k: int,
     neighbour: int,
     runs: int,
-    move: Callable[[Callable[[], None], bool | str], tuple[float, float]],
+    move: Callable[..., tuple[float, float]],
     results: dict[str, list[float]],
+    score_caches: Sequence[object],
+    curve_cache: Sequence[object],
 ) -> None:
     for index in range(runs + 2):
         target = neighbour if index % 2 == 0 else d_k
         first, total = move(
-            lambda target=target: _slide(sliders[D_K_SLIDER_LABEL], target), cold=True
+            lambda target=target: _slide(sliders[D_K_SLIDER_LABEL], target), clear=score_caches
         )
         temperature = 1.25 if index % 2 == 0 else 1.0
-        warm = move(lambda t=temperature: _slide(sliders[TEMPERATURE_SLIDER], t), cold=False)
+        warm = move(lambda t=temperature: _slide(sliders[TEMPERATURE_SLIDER], t))
         back_to = 1.0 if temperature != 1.0 else 1.25
-        new = move(lambda t=back_to: _slide(sliders[TEMPERATURE_SLIDER], t), cold="curves")
-        move(lambda t=temperature: _slide(sliders[TEMPERATURE_SLIDER], t), cold=False)
+        new = move(lambda t=back_to: _slide(sliders[TEMPERATURE_SLIDER], t), clear=curve_cache)
+        move(lambda t=temperature: _slide(sliders[TEMPERATURE_SLIDER], t))
         # Back and forth between two d_k some session has already used: cache hits.
         back = d_k if target == neighbour else neighbour
-        move(lambda back=back: _slide(sliders[D_K_SLIDER_LABEL], back), cold=False)
-        again = move(lambda target=target: _slide(sliders[D_K_SLIDER_LABEL], target), cold=False)
+        move(lambda back=back: _slide(sliders[D_K_SLIDER_LABEL], back))
+        again = move(lambda target=target: _slide(sliders[D_K_SLIDER_LABEL], target))
         if index >= 2:  # the first moves pay for imports and first-call setup
             results["d_k"].append(first)
             results["d_k+lesson"].append(total)

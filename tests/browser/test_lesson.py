@@ -86,6 +86,10 @@ def test_preset_sets_the_controls_and_the_url(app_page: AppPage) -> None:
     expect(page.get_by_role("switch", name="scale by 1/√d_k")).not_to_be_checked()
     expect(page.get_by_test_id("verdict")).to_contain_text("one-hot")
     expect(page.locator(".preset-scene")).to_contain_text("Unscaled collapse")
+    # The collapse curves' caption (markup the server rewrites) follows the scene too.
+    expect(page.get_by_test_id("collapse-caption")).to_contain_text(
+        "d_k = 1024 on the unscaled (orange) curves"
+    )
 
 
 def test_preset_link_loads_the_scene(app_page: AppPage) -> None:
