@@ -20,6 +20,7 @@ from app.controls_spec import (
     VIEWS,
     nearest_on_grid,
 )
+from app.panel_tuning import DesignOnStylesheetChange
 from app.presets import preset_options
 from app.state import SimulationState
 
@@ -59,7 +60,7 @@ def bind(
     return widget
 
 
-class GridSlider(pmui.DiscreteSlider):
+class GridSlider(DesignOnStylesheetChange, pmui.DiscreteSlider):
     """A slider over a fixed grid of values whose position is followed as it moves.
 
     The page reports each move twice, as ``value`` and, for the released position,
@@ -70,6 +71,10 @@ class GridSlider(pmui.DiscreteSlider):
     @property
     def _linked_properties(self) -> tuple[str, ...]:
         return tuple(name for name in super()._linked_properties if name != "value_throttled")
+
+
+class WholeNumberInput(DesignOnStylesheetChange, pmui.IntInput):
+    """Material UI's whole-number box, without Panel's design lookup on each new value."""
 
 
 def _log_slider(label: str, grid: list, formatter: str) -> GridSlider:
@@ -94,7 +99,7 @@ def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
         lambda value: nearest_on_grid(value, D_K_GRID),
     )
     d_k_exact = bind(
-        pmui.IntInput(
+        WholeNumberInput(
             label="exact d_k",
             format="0",
             start=D_K_BOUNDS[0],
@@ -129,7 +134,7 @@ def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
     )
     causal = bind(pmui.Switch(label="causal mask"), state, "causal")
     seed = bind(
-        pmui.IntInput(
+        WholeNumberInput(
             label="seed", start=SEED_BOUNDS[0], end=SEED_BOUNDS[1], sizing_mode="stretch_width"
         ),
         state,

@@ -8,6 +8,7 @@ from functools import partial
 
 import panel as pn
 import panel_material_ui as pmui
+from bokeh.core.property.validation import validate
 from bokeh.document import Document
 from bokeh.events import Tap
 from panel.io.location import Location
@@ -173,7 +174,9 @@ class SimulationApp:
             self.content.extend(self.lesson.sections())
 
     def _on_controls(self, *events: object) -> None:
-        with pn.io.hold():
+        # Bokeh's validation of every value the views set (~0.2 ms a move) checks arrays
+        # and numbers computed here; a model test makes every kind of move with it on.
+        with pn.io.hold(), validate(False):
             parts = self.model.refresh({event.name for event in events})
             for view in self.first_screen:
                 view.update(self.model, parts)
@@ -190,7 +193,7 @@ class SimulationApp:
         """Bring the lesson's views and the URL up to date with the model."""
         parts, self._lesson_parts = self._lesson_parts, set()
         self._lesson_update_due = False
-        with pn.io.hold():
+        with pn.io.hold(), validate(False):
             for view in self.lesson.views if self.lesson else ():
                 view.update(self.model, parts)
             self._write_url()

@@ -57,6 +57,7 @@ class HistogramView:
         )
         legend_above(self.figure)
         without_glyph_copies(self.figure)
+        self.curve_legend = self.figure.legend[0].items[1]
 
     @staticmethod
     def _bars(frame: HistogramFrame) -> dict:
@@ -87,7 +88,7 @@ class HistogramView:
             self.curve.data = self._curve(frame)
         self.figure.x_range.update(start=float(frame.left[0]), end=float(frame.right[-1]))
         self.figure.title.text = title
-        self.figure.legend.items[1].label = value(curve_label)
+        self.curve_legend.label = value(curve_label)
 
 
 class DotProductHistograms:

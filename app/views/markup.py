@@ -5,8 +5,10 @@ from __future__ import annotations
 import param
 from panel.custom import JSComponent
 
+from app.panel_tuning import DesignOnStylesheetChange
 
-class ServerMarkup(JSComponent):
+
+class ServerMarkup(DesignOnStylesheetChange, JSComponent):
     """HTML built by the server (from numbers and fixed text only), shown as it is.
 
     Cheaper on both sides than Panel's HTML pane, which recomputes all its properties

@@ -1,0 +1,156 @@
+"""The per-update costs the app removes from Panel and Bokeh, and what must not change."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import panel_material_ui as pmui
+import pytest
+from bokeh.core.property.bases import validation_on
+from bokeh.document import Document
+from bokeh.settings import settings
+from panel.theme.base import Design
+
+import app.layout
+from app.controls import GridSlider, WholeNumberInput
+from app.controls_spec import D_K_GRID, VIEWS
+from app.layout import SimulationApp
+from app.panel_tuning import DIAGNOSTICS_VARIABLE, skip_bokeh_error_diagnostics
+from app.presets import PRESETS
+from app.views.markup import ServerMarkup
+
+
+def served(app: SimulationApp) -> Document:
+    """``app``'s page in a Bokeh document, as a session holds it (Panel widgets then
+    update their models)."""
+    document = Document()
+    document.add_root(app.page.get_root(document))
+    return document
+
+
+def every_kind_of_move(app: SimulationApp) -> None:
+    """Each control moved at least once, presets included."""
+    state = app.state
+    for d_k in (1, 5, 1024, D_K_GRID[10]):
+        state.d_k = d_k
+    for temperature in (0.05, 20.0, 1.25):
+        state.temperature = temperature
+    for n in (2, 1024, 48):
+        state.n = n
+    state.scaled = False
+    for view in VIEWS:
+        state.view = view
+    state.causal = True
+    state.row = 47
+    state.seed = 7
+    state.resample()
+    for preset in PRESETS:
+        state.preset = preset
+
+
+def test_views_update_without_bokeh_validation() -> None:
+    app = SimulationApp()
+    seen: list[bool] = []
+    update = app.heatmap.update
+
+    def spy(*args: object) -> None:
+        seen.append(validation_on())
+        update(*args)
+
+    app.heatmap.update = spy
+    app.state.temperature = 2.0
+    assert seen == [False]
+    assert validation_on(), "validation is back on after the update"
+
+
+def test_every_move_sets_values_bokeh_accepts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The views' values pass Bokeh's validation, which the app skips for speed."""
+    checks: list[bool] = []
+
+    def keep_validating(value: bool) -> contextlib.AbstractContextManager:
+        checks.append(validation_on())
+        return contextlib.nullcontext()
+
+    monkeypatch.setattr(app.layout, "validate", keep_validating)
+    simulation = SimulationApp()
+    document = served(simulation)
+    every_kind_of_move(simulation)
+    assert len(checks) > 20 and all(checks)
+    n = simulation.state.n
+    assert simulation.heatmap.source.data["weight"][0].shape == (n, n)
+    document.clear()
+
+
+@pytest.fixture
+def counted_design_lookups(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The class names of the components whose design parameters Panel resolves."""
+    lookups: list[str] = []
+    params = Design.params
+
+    def counting(self: Design, viewable: object, doc: Document | None = None) -> tuple:
+        lookups.append(type(viewable).__name__)
+        return params(self, viewable, doc)
+
+    monkeypatch.setattr(Design, "params", counting)
+    yield lookups
+
+
+@pytest.mark.parametrize(
+    ("make", "name", "new", "sent"),
+    [
+        # The slider sends its position on the grid.
+        (lambda: GridSlider(label="d_k", options=D_K_GRID, value=64), "value", 128, 38),
+        (lambda: WholeNumberInput(label="exact d_k", value=64), "value", 100, 100),
+        (lambda: ServerMarkup(html="<b>a</b>"), "html", "<b>b</b>", "<b>b</b>"),
+    ],
+)
+def test_value_changes_skip_the_design_lookup(
+    counted_design_lookups: list[str], make: object, name: str, new: object, sent: object
+) -> None:
+    component = make()
+    model = component.get_root(Document())
+    counted_design_lookups.clear()
+    setattr(component, name, new)
+    assert counted_design_lookups == []
+    assert getattr(model.data, name) == sent
+
+
+def test_stylesheet_changes_still_get_the_design_stylesheets(
+    counted_design_lookups: list[str],
+) -> None:
+    """A stylesheet change reaches the model exactly as it does for Panel's own widget."""
+    sheets = []
+    for cls in (GridSlider, pmui.DiscreteSlider):
+        slider = cls(label="d_k", options=D_K_GRID, value=64)
+        model = slider.get_root(Document())
+        slider.stylesheets = [":host { color: red; }"]
+        sheets.append([str(getattr(sheet, "url", sheet)) for sheet in model.stylesheets])
+    assert "GridSlider" in counted_design_lookups
+    assert sheets[0] == sheets[1]
+    assert any("color: red" in sheet for sheet in sheets[0])
+
+
+@pytest.fixture
+def diagnostics_setting() -> Iterator[None]:
+    """Bokeh's error-diagnostics setting, restored after the test."""
+    yield
+    settings.perform_error_diagnostics.unset_value()
+
+
+def test_bokeh_error_diagnostics_are_skipped(
+    diagnostics_setting: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(DIAGNOSTICS_VARIABLE, raising=False)
+    skip_bokeh_error_diagnostics()
+    assert settings.perform_error_diagnostics() is False
+    with pytest.raises(AttributeError, match="unexpected attribute 'valeu'"):
+        _ = SimulationApp().heatmap.figure.valeu
+
+
+def test_the_environment_still_decides_bokeh_error_diagnostics(
+    diagnostics_setting: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(DIAGNOSTICS_VARIABLE, "true")
+    skip_bokeh_error_diagnostics()
+    assert settings.perform_error_diagnostics() is True
