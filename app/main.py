@@ -3,12 +3,12 @@
 import panel as pn
 
 from app.layout import build_app, session_location
-from app.panel_tuning import skip_bokeh_error_diagnostics
+from app.panel_tuning import tune_process
 
 # No extension named: the page then loads no script of Panel's optional extensions (tables,
 # editors, ...), which it never uses.
 pn.extension()
-skip_bokeh_error_diagnostics()
+tune_process()
 
 # Hand Panel our own Location: its default one crashes on a 4300+-digit query value.
 location = session_location()

@@ -199,9 +199,9 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     import sdpa_core.metrics
     from app.controls_spec import D_K_GRID
     from app.layout import SimulationApp
-    from app.panel_tuning import skip_bokeh_error_diagnostics
+    from app.panel_tuning import tune_process
 
-    skip_bokeh_error_diagnostics()  # as app/main.py does for a served session
+    tune_process()  # as app/main.py does for a served session
     lesson_updates: list[Callable[[], None]] = []
     simulation = SimulationApp({"n": str(n), "d_k": str(d_k)}, defer=lesson_updates.append)
     document = Document()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 
 import panel_material_ui as pmui
@@ -16,7 +17,11 @@ import app.layout
 from app.controls import GridSlider, WholeNumberInput
 from app.controls_spec import D_K_GRID, VIEWS
 from app.layout import SimulationApp
-from app.panel_tuning import DIAGNOSTICS_VARIABLE, skip_bokeh_error_diagnostics
+from app.panel_tuning import (
+    DIAGNOSTICS_VARIABLE,
+    log_panel_only_at_handled_levels,
+    skip_bokeh_error_diagnostics,
+)
 from app.presets import PRESETS
 from app.views.markup import ServerMarkup
 
@@ -154,3 +159,42 @@ def test_the_environment_still_decides_bokeh_error_diagnostics(
     monkeypatch.setenv(DIAGNOSTICS_VARIABLE, "true")
     skip_bokeh_error_diagnostics()
     assert settings.perform_error_diagnostics() is True
+
+
+@pytest.fixture
+def panel_logger() -> Iterator[logging.Logger]:
+    """Panel's logger, its level and handlers restored after the test."""
+    logger = logging.getLogger("panel")
+    level, handlers = logger.level, list(logger.handlers)
+    yield logger
+    logger.setLevel(level)
+    logger.handlers[:] = handlers
+
+
+def test_panel_logs_only_what_a_handler_emits(panel_logger: logging.Logger) -> None:
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    panel_logger.handlers[:] = [handler]
+    log_panel_only_at_handled_levels()
+    assert panel_logger.level == logging.WARNING
+    panel_logger.debug("dropped before a record is made")
+    panel_logger.warning("still logged")
+    assert [record.getMessage() for record in records] == ["still logged"]
+
+
+@pytest.mark.parametrize(
+    ("handler_levels", "logger_level"),
+    [
+        ((logging.WARNING, logging.DEBUG), logging.DEBUG),  # e.g. --admin's handler
+        ((logging.INFO,), logging.INFO),
+        ((logging.NOTSET,), logging.DEBUG),  # NOTSET takes everything
+        ((), logging.WARNING),  # Python's last-resort handler
+    ],
+)
+def test_panel_logger_level_follows_its_most_verbose_handler(
+    panel_logger: logging.Logger, handler_levels: tuple[int, ...], logger_level: int
+) -> None:
+    panel_logger.handlers[:] = [logging.Handler(level) for level in handler_levels]
+    log_panel_only_at_handled_levels()
+    assert panel_logger.level == logger_level
