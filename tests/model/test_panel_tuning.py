@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 import panel_material_ui as pmui
 import pytest
-from bokeh.core.property.bases import validation_on
+from bokeh.core.property.bases import Property, validation_on
+from bokeh.core.property.singletons import Intrinsic, Undefined
 from bokeh.document import Document
 from bokeh.settings import settings
 from panel.theme.base import Design
@@ -69,19 +70,33 @@ def test_views_update_without_bokeh_validation() -> None:
     assert validation_on(), "validation is back on after the update"
 
 
-def test_every_move_sets_values_bokeh_accepts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The views' values pass Bokeh's validation, which the app skips for speed."""
+def test_every_move_sets_values_bokeh_accepts_as_they_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The app skips Bokeh's validation on moves; with it on, no value set on a move is
+    invalid, nor valid only after one of Bokeh's conversions (a str for a Title, say),
+    which validation alone makes and which would be lost without it."""
     checks: list[bool] = []
+    converted: list[str] = []
 
     def keep_validating(value: bool) -> contextlib.AbstractContextManager:
         checks.append(validation_on())
         return contextlib.nullcontext()
 
-    monkeypatch.setattr(app.layout, "validate", keep_validating)
+    prepare_value = Property.prepare_value
+
+    def checked(self: Property, owner: object, name: str, value: object, **hint: object) -> object:
+        if value is not Intrinsic and value is not Undefined and not self.is_valid(value):
+            converted.append(f"{type(owner).__name__}.{name} = {value!r:.60}")
+        return prepare_value(self, owner, name, value, **hint)
+
     simulation = SimulationApp()
     document = served(simulation)
+    monkeypatch.setattr(app.layout, "validate", keep_validating)
+    monkeypatch.setattr(Property, "prepare_value", checked)
     every_kind_of_move(simulation)
     assert len(checks) > 20 and all(checks)
+    assert converted == []
     n = simulation.state.n
     assert simulation.heatmap.source.data["weight"][0].shape == (n, n)
     document.clear()
