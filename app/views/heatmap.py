@@ -43,12 +43,15 @@ class HeatmapView:
 
     The source holds the raw scores, the scaled scores and the weights as three float32
     images, so the hover shows all three; the view only changes which of three image
-    renderers is visible and the colour mapper's range and palette, in place. A dashed
-    outline marks the query row shown in the row comparison.
+    renderers is visible and the colour mapper's range and palette, in place. A zoom stays
+    as other controls move, until n changes. A dashed outline marks the query row shown in
+    the row comparison.
     """
 
     def __init__(self, model: SimulationModel) -> None:
         n = model.state.n
+        self.axes_n = n
+        """The n the axes' ranges were last set for (a zoom is kept until n changes)."""
         self.source = ColumnDataSource(self._data(model))
         self.mapper = LinearColorMapper(
             palette=WEIGHTS_PALETTE, low=0.0, high=1.0, nan_color=MASK_COLOUR
@@ -154,14 +157,22 @@ class HeatmapView:
         if SCORES in parts:
             n = model.state.n
             self.source.data = self._data(model)
-            # The bounds move with n too, and first: BokehJS applies the changes in this
-            # order and clamps start/end to the bounds it has. reset_* is where Reset goes.
-            self.figure.x_range.update(bounds=(0, n), reset_start=0, reset_end=n, start=0, end=n)
-            self.figure.y_range.update(bounds=(0, n), reset_start=n, reset_end=0, start=n, end=0)
+            if n != self.axes_n:
+                self.axes_n = n
+                # The bounds move with n too, and first: BokehJS applies the changes in this
+                # order and clamps start/end to the bounds it has. reset_* is where Reset goes.
+                self.figure.x_range.update(
+                    bounds=(0, n), reset_start=0, reset_end=n, start=0, end=n
+                )
+                self.figure.y_range.update(
+                    bounds=(0, n), reset_start=n, reset_end=0, start=n, end=0
+                )
         elif WEIGHTS in parts:
             self.source.data.update(weight=[model.weights.weights_image])
-        if parts & {SCORES, VIEW}:
+        if VIEW in parts:
             self._apply_view(model)
+        elif SCORES in parts:
+            self._apply_limits(model)
         if ROW in parts:
             self.row_outline.data = self._outline(model)
 
@@ -175,6 +186,11 @@ class HeatmapView:
         if self.mapper.palette != palette:
             # Only on a change of view: validating 256 colours costs more than the data.
             self.mapper.palette = palette
+        self._apply_limits(model)
+
+    def _apply_limits(self, model: SimulationModel) -> None:
+        """The colour bar's range: [0, 1] for weights, symmetric around 0 for scores."""
+        view = model.state.view
         if view == "weights":
             self.mapper.update(low=0.0, high=1.0)
             return

@@ -107,6 +107,21 @@ def test_slider_moves_update_sources_in_place() -> None:
     assert (app.heatmap.figure.y_range.start, app.heatmap.figure.y_range.end) == (64, 0)
 
 
+def test_a_zoom_stays_until_n_changes() -> None:
+    app = SimulationApp()
+    x_range, y_range = app.heatmap.figure.x_range, app.heatmap.figure.y_range
+    # The student zooms into the first eight keys and queries (the page sets the ranges).
+    x_range.update(start=0, end=8)
+    y_range.update(start=8, end=0)
+    app.state.d_k = 256
+    app.state.seed = 3
+    app.state.causal = True
+    assert (x_range.start, x_range.end, y_range.start, y_range.end) == (0, 8, 8, 0)
+    app.state.n = 16
+    assert (x_range.start, x_range.end, y_range.start, y_range.end) == (0, 16, 16, 0)
+    assert x_range.bounds == y_range.bounds == (0, 16)
+
+
 def test_view_switches_column_and_colour_bar() -> None:
     app = SimulationApp()
     assert visible_column(app) == "weight"
