@@ -23,6 +23,7 @@ from app.controls_spec import (
 from app.panel_tuning import DesignOnStylesheetChange
 from app.presets import preset_options
 from app.state import SimulationState
+from app.ticks import Later, run_now
 
 IMMEDIATE_CHANGES = ("value", "value_throttled")
 """Widget properties whose browser-side changes skip Panel's 50 ms wait and busy flag."""
@@ -33,12 +34,16 @@ def bind(
     state: SimulationState,
     name: str,
     to_widget: Callable[[object], object] = lambda value: value,
+    *,
+    later: Later = run_now,
 ) -> pn.widgets.Widget:
     """Keep ``widget.value`` and ``state.<name>`` in step, both ways, without echo loops.
 
     ``to_widget`` maps a state value to the widget value that shows it (the nearest slider
     position, say); a widget move is written to the state only if it shows something new,
-    so an exact value set elsewhere is not rounded away by its own echo.
+    so an exact value set elsewhere is not rounded away by its own echo. A state change is
+    shown through ``later``: the widget the student did not touch (the exact d_k box under
+    the d_k slider, say) can follow after the plots have been sent.
     """
     widget.value = to_widget(getattr(state, name))
     # Panel holds every widget change 50 ms before handling it, to batch bursts, and flags
@@ -48,8 +53,18 @@ def bind(
     widget._priority_changes = [*widget._priority_changes, *IMMEDIATE_CHANGES]
     widget._busy__ignore = [*widget._busy__ignore, *IMMEDIATE_CHANGES]
 
-    def from_state(event: object) -> None:
+    shown = True
+
+    def show_state() -> None:
+        nonlocal shown
+        shown = True
         widget.value = to_widget(getattr(state, name))
+
+    def from_state(event: object) -> None:
+        nonlocal shown
+        if shown:  # one update for all the moves made before it runs
+            shown = False
+            later(show_state)
 
     def from_widget(event: object) -> None:
         if to_widget(getattr(state, name)) != widget.value:
@@ -81,8 +96,9 @@ def _log_slider(label: str, grid: list, formatter: str) -> GridSlider:
     return GridSlider(label=label, options=grid, formatter=formatter, sizing_mode="stretch_width")
 
 
-def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
-    """The widgets of the sidebar, top to bottom, bound to ``state``."""
+def build_controls(state: SimulationState, later: Later = run_now) -> list[pn.viewable.Viewable]:
+    """The widgets of the sidebar, top to bottom, bound to ``state``; ``later`` runs their
+    updates from the state (see :func:`bind`)."""
     preset = bind(
         pmui.Select(
             label="preset scene",
@@ -91,12 +107,14 @@ def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
         ),
         state,
         "preset",
+        later=later,
     )
     d_k_slider = bind(
         _log_slider("d_k (key dimension)", D_K_GRID, "%d"),
         state,
         "d_k",
         lambda value: nearest_on_grid(value, D_K_GRID),
+        later=later,
     )
     d_k_exact = bind(
         WholeNumberInput(
@@ -109,20 +127,23 @@ def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
         ),
         state,
         "d_k",
+        later=later,
     )
     temperature = bind(
         _log_slider("temperature", TEMPERATURE_GRID, "%g"),
         state,
         "temperature",
         lambda value: nearest_on_grid(value, TEMPERATURE_GRID),
+        later=later,
     )
     n = bind(
         _log_slider("sequence length n", N_GRID, "%d"),
         state,
         "n",
         lambda value: nearest_on_grid(value, N_GRID),
+        later=later,
     )
-    scaled = bind(pmui.Switch(label="scale by 1/√d_k"), state, "scaled")
+    scaled = bind(pmui.Switch(label="scale by 1/√d_k"), state, "scaled", later=later)
     view = bind(
         pmui.RadioButtonGroup(
             label="heatmap view",
@@ -131,14 +152,16 @@ def build_controls(state: SimulationState) -> list[pn.viewable.Viewable]:
         ),
         state,
         "view",
+        later=later,
     )
-    causal = bind(pmui.Switch(label="causal mask"), state, "causal")
+    causal = bind(pmui.Switch(label="causal mask"), state, "causal", later=later)
     seed = bind(
         WholeNumberInput(
             label="seed", start=SEED_BOUNDS[0], end=SEED_BOUNDS[1], sizing_mode="stretch_width"
         ),
         state,
         "seed",
+        later=later,
     )
     resample = pmui.Button(
         label="Resample", icon="casino", variant="outlined", sizing_mode="stretch_width"

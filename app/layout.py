@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 
 import panel as pn
 import panel_material_ui as pmui
 from bokeh.core.property.validation import validate
-from bokeh.document import Document
 from bokeh.events import Tap
 from panel.io.location import Location
-from panel.io.state import set_curdoc
 from panel.util import edit_readonly
 
 from app.controls import build_controls
@@ -23,6 +20,7 @@ from app.presets import PRESETS
 from app.query import parse_embed
 from app.share import build_share_controls
 from app.state import SimulationState
+from app.ticks import Later, next_tick, run_now
 from app.views.heatmap import HeatmapView
 from app.views.histogram import DotProductHistograms
 from app.views.readouts import ReadoutsView
@@ -71,38 +69,14 @@ def session_location() -> Location | None:
     return SafeLocation.from_request(pn.state.curdoc.session_context.request)
 
 
-Deferrer = Callable[[Callable[[], None]], None]
-"""Runs a callback now or later (a served session's next tick, a benchmark's own clock)."""
-
-
-def run_now(callback: Callable[[], None]) -> None:
-    """Run ``callback`` at once: the :data:`Deferrer` outside a server."""
-    callback()
-
-
-def next_tick(doc: Document) -> Deferrer:
-    """The :data:`Deferrer` of a served session: ``doc``'s next event-loop tick, under its lock."""
-
-    def defer(callback: Callable[[], None]) -> None:
-        doc.add_next_tick_callback(partial(_run_in, doc, callback))
-
-    return defer
-
-
-async def _run_in(doc: Document, callback: Callable[[], None]) -> None:
-    # A coroutine, so it runs on the server's event loop and Panel sends what pn.io.hold()
-    # collects there as one message instead of one per change.
-    with set_curdoc(doc):
-        callback()
-
-
 class SimulationApp:
     """One session: the state, its model, the views that draw it and the page around them.
 
     A control change flows one way: state → :meth:`SimulationModel.refresh` → each view's
     ``update``, batched with ``pn.io.hold()`` into two messages: the first screen's plots
-    and readouts, then :meth:`update_lesson` (the lesson and the URL), which ``defer``
-    runs: on the next tick of a served session, at once elsewhere.
+    and readouts, then :meth:`update_after_plots` (the controls that show the new state,
+    the lesson and the URL), which ``defer`` runs: on the next tick of a served session,
+    at once elsewhere.
     """
 
     def __init__(
@@ -111,11 +85,11 @@ class SimulationApp:
         *,
         embed: bool | None = None,
         location: Location | None = None,
-        defer: Deferrer | None = None,
+        defer: Later | None = None,
     ) -> None:
         self.location = location
         self._defer = defer or (next_tick(pn.state.curdoc) if _served() else run_now)
-        """How the lesson's update is run after the first screen's has been sent."""
+        """How :meth:`update_after_plots` is run once the first screen's update is sent."""
         self.state = SimulationState()
         if query:
             self.state.apply_query(query)
@@ -128,7 +102,9 @@ class SimulationApp:
         self.lesson: LessonSections | None = None
         self._lesson_parts: set[str] = set()
         """Model parts changed since the lesson's views were last updated."""
-        self._lesson_update_due = False
+        self._controls_to_update: list[Callable[[], None]] = []
+        """Controls' updates from the state, waiting for :meth:`update_after_plots`."""
+        self._update_after_plots_due = False
         self.heatmap.figure.on_event(Tap, self._pick_row)
         self.state.param.watch(self._on_controls, sorted(CONTROLS))
         self.scene = pmui.Alert(
@@ -182,17 +158,32 @@ class SimulationApp:
                 view.update(self.model, parts)
         # The plots under the student's hand go out alone, so the browser paints them
         # before it redraws the lesson's figures below; moves that come in between
-        # are folded into one lesson update.
+        # are folded into one update after the plots.
         self._lesson_parts |= parts
-        if self._lesson_update_due:
-            return
-        self._lesson_update_due = True
-        self._defer(self.update_lesson)
+        self._schedule_update_after_plots()
 
-    def update_lesson(self) -> None:
-        """Bring the lesson's views and the URL up to date with the model."""
+    def _after_plots(self, control_update: Callable[[], None]) -> None:
+        """Run a control's update from the state with the update after the plots: the
+        control a move came from already shows it, the others (the exact d_k box under
+        the d_k slider, say) can wait until the plots have been sent."""
+        self._controls_to_update.append(control_update)
+        self._schedule_update_after_plots()
+
+    def _schedule_update_after_plots(self) -> None:
+        if not self._update_after_plots_due:
+            self._update_after_plots_due = True
+            self._defer(self.update_after_plots)
+
+    def update_after_plots(self) -> None:
+        """Bring the controls, the lesson's views and the URL up to date with the model."""
+        self._update_after_plots_due = False
         parts, self._lesson_parts = self._lesson_parts, set()
-        self._lesson_update_due = False
+        controls, self._controls_to_update = self._controls_to_update, []
+        # Before and outside the hold: Panel takes a widget's change that an outer hold
+        # releases, after Panel has forgotten it made it, for a change from the page and
+        # handles it again (~1 ms for the exact d_k box).
+        for control_update in controls:
+            control_update()
         with pn.io.hold(), validate(False):
             for view in self.lesson.views if self.lesson else ():
                 view.update(self.model, parts)
@@ -228,7 +219,7 @@ class SimulationApp:
         # Flex layouts rather than the template's drawer: the controls sit beside the plots
         # on wide screens and stack above them, in as many columns as fit, when narrow;
         # they are never hidden.
-        control_items = build_controls(self.state)
+        control_items = build_controls(self.state, later=self._after_plots)
         if not self.embed:
             control_items.append(build_share_controls(self.state.query, self.location))
         controls = pmui.Paper(

@@ -8,12 +8,14 @@ import panel_material_ui as pmui
 import pytest
 from bokeh.document import Document
 from bokeh.models import GlyphRenderer
+from panel.io.state import set_curdoc
 
 import app.layout
 from app.controls import build_controls
 from app.controls_spec import D_K_GRID, nearest_on_grid
-from app.layout import TITLE, SimulationApp, build_app, run_now
+from app.layout import TITLE, SimulationApp, build_app
 from app.state import SimulationState
+from app.ticks import run_now
 from app.views.heatmap import SCORES_PALETTE, WEIGHTS_PALETTE
 from app.views.readouts import readouts_html, verdict
 
@@ -84,6 +86,47 @@ def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> Non
     assert list(simulation.lesson.row_compare.scaled.data["weight"]) != bars_before
     simulation.state.d_k = 128
     assert len(pending) == 1
+
+
+def test_controls_the_student_did_not_touch_follow_after_the_plots() -> None:
+    pending: list = []
+    simulation = SimulationApp(defer=pending.append)
+    d_k_slider = next(
+        w for w in simulation.page.select(pmui.DiscreteSlider) if w.label.startswith("d_k")
+    )
+    exact = next(w for w in simulation.page.select(pmui.IntInput) if w.label == "exact d_k")
+    d_k_slider.value = 128
+    d_k_slider.value = 256  # a second move before the update after the plots
+    assert simulation.state.d_k == 256
+    assert simulation.histograms.raw.figure.title.text.startswith("Raw q·k at d_k = 256")
+    assert exact.value == 64, "the exact box waits for the update after the plots"
+    assert len(pending) == 1, "both moves make one update after the plots"
+    pending.pop()()
+    assert exact.value == 256 and d_k_slider.value == 256
+    exact.value = 100  # typed: the slider follows, to its nearest position
+    pending.pop()()
+    assert d_k_slider.value == nearest_on_grid(100, D_K_GRID) and simulation.state.d_k == 100
+    assert not pending
+
+
+def test_control_updates_are_not_taken_back_as_changes_from_the_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Panel takes a widget change released by an outer hold for one from the page."""
+    pending: list = []
+    simulation = SimulationApp(defer=pending.append)
+    document = Document()
+    document.add_root(simulation.page.get_root(document))
+    document.on_change(lambda event: None)  # a session listens: Bokeh then holds changes
+    exact = next(w for w in simulation.page.select(pmui.IntInput) if w.label == "exact d_k")
+    from_page: list = []
+    monkeypatch.setattr(exact, "_process_events", from_page.append)
+    with set_curdoc(document):  # as in a session: pn.io.hold() holds this document
+        simulation.state.d_k = 300
+        pending.pop()()
+    assert exact.value == 300
+    assert from_page == []
+    document.clear()
 
 
 def test_lesson_is_built_at_once_outside_a_server() -> None:
