@@ -16,11 +16,12 @@ What is measured:
 - server update: a slider's value set in-process, as the browser's message sets it →
   model refresh → the first screen's views updated (the app's own ``pn.io.hold``, the page
   attached to a Bokeh ``Document`` with a change listener, as in a session) → its PATCH-DOC
-  message built; then the same for the lesson's views and the URL, which a session sends
-  on its next tick. d_k moves run with the app's derived-data caches cleared (a d_k no
-  session has used yet) and, separately, between two d_k already used (cache hits);
-  temperature moves reuse the cached raw scores, as in the app, and are timed with the
-  lesson's collapse curves cached and, separately, computed (a temperature not used yet).
+  message built; then the same for the update after the plots (the controls the move did
+  not come from, the lesson's views and the URL), which a session sends on its next tick.
+  d_k moves run with the app's derived-data caches cleared (a d_k no session has used yet)
+  and, separately, between two d_k already used (cache hits); temperature moves reuse the
+  cached raw scores, as in the app, and are timed with the lesson's collapse curves cached
+  and, separately, computed (a temperature not used yet).
 - bytes per update: websocket frame payloads the browser receives for one temperature move.
 
 Only loopback addresses are used, and every loop and wait is bounded.
@@ -107,6 +108,8 @@ ARM_JS = """() => {
 """Arms one measurement: the key press starts the clock; the first animation frame after a
 repaint that shows a new weights array stops it."""
 
+FOLLOW_UP_ROW = "  … and the update after the plots (other controls, lesson, URL) sent"
+
 URL_HAS_JS = """(expected) => new URLSearchParams(window.location.search).get(expected[0])
   === expected[1]"""
 
@@ -186,9 +189,10 @@ def measure_slider(
 def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     """Milliseconds of server work per slider move, in-process, for a d_k and a temperature move.
 
-    Each move is timed in its two messages, as a served session sends them: the first screen
-    (state change → refresh → heatmap, histograms, readouts → PATCH-DOC built), then the
-    lesson's views and the URL (→ PATCH-DOC built).
+    Each move is timed in two parts, as a served session sends them: the first screen (state
+    change → refresh → heatmap, histograms, readouts → PATCH-DOC built), then the update
+    after the plots on the next tick (the other controls showing the value, the lesson's
+    views and the URL → PATCH-DOC built).
     """
     import panel_material_ui as pmui
     from bokeh.document import Document
@@ -202,8 +206,8 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     from app.panel_tuning import tune_process
 
     tune_process()  # as app/main.py does for a served session
-    lesson_updates: list[Callable[[], None]] = []
-    simulation = SimulationApp({"n": str(n), "d_k": str(d_k)}, defer=lesson_updates.append)
+    later_updates: list[Callable[[], None]] = []
+    simulation = SimulationApp({"n": str(n), "d_k": str(d_k)}, defer=later_updates.append)
     document = Document()
     document.add_root(simulation.page.get_root(document))
     # A session sends the whole document once when the page connects; later messages
@@ -231,15 +235,15 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
         protocol.create("PATCH-DOC", [event for event in events if event.setter is not BROWSER])
         return 1e3 * (time.perf_counter() - start)
 
-    def run_lesson_updates() -> None:
-        while lesson_updates:
-            lesson_updates.pop()()
+    def run_later_updates() -> None:
+        while later_updates:
+            later_updates.pop()()
 
     def move(change: Callable[[], None], clear: Sequence[object] = ()) -> tuple[float, float]:
         for cache in clear:
             cache.cache_clear()
         first = timed(change)
-        lesson = timed(run_lesson_updates)
+        lesson = timed(run_later_updates)
         return first, first + lesson
 
     results: dict[str, list[float]] = {
@@ -354,7 +358,7 @@ def main(argv: list[str] | None = None) -> None:
                 "ms",
                 target,
             ),
-            Row("  … and the lesson and URL sent", n, d_k, server["d_k+lesson"], "ms"),
+            Row(FOLLOW_UP_ROW, n, d_k, server["d_k+lesson"], "ms"),
             Row(
                 "server: d_k move to a d_k already used, first screen sent",
                 n,
@@ -371,7 +375,7 @@ def main(argv: list[str] | None = None) -> None:
                 "ms",
                 target,
             ),
-            Row("  … and the lesson and URL sent", n, d_k, server["temperature+lesson"], "ms"),
+            Row(FOLLOW_UP_ROW, n, d_k, server["temperature+lesson"], "ms"),
             Row(
                 "  … the same to a temperature not used yet (collapse curves computed)",
                 n,
