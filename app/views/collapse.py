@@ -304,7 +304,7 @@ class CollapseView:
             self.marker_source.data = marker_data(
                 self._curves[state.scaled], state.d_k, state.scaled
             )
-            self.caption.html = marker_caption(*marker)
+            self.caption.show(marker_caption(*marker))
             self._drawn_marker = marker
 
 

@@ -87,4 +87,4 @@ class ReadoutsView:
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Re-render when the numbers shown can have changed."""
         if parts & {WEIGHTS, HISTOGRAMS}:
-            self.pane.html = readouts_html(model)
+            self.pane.show(readouts_html(model))
