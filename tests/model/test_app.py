@@ -17,6 +17,7 @@ from app.layout import TITLE, SimulationApp, build_app
 from app.state import SimulationState
 from app.ticks import run_now
 from app.views.heatmap import SCORES_PALETTE, WEIGHTS_PALETTE
+from app.views.markup import ServerMarkup
 from app.views.readouts import readouts_html, verdict
 
 
@@ -237,6 +238,15 @@ def test_readouts_follow_the_state_and_only_flow_to_the_page() -> None:
     # The page never writes the markup back: a server-side change sent inside the app's
     # hold would otherwise come back as a change from the page and be processed again.
     assert "html" not in app.readouts.pane._linked_properties
+
+
+def test_server_markup_replaces_the_markup_of_every_rendered_page() -> None:
+    markup = ServerMarkup(html="<b>a</b>")
+    models = [markup.get_root(Document()) for _ in range(2)]  # two pages show it
+    markup.show("<b>b</b>")
+    assert [model.data.html for model in models] == ["<b>b</b>", "<b>b</b>"]
+    assert markup.html == "<b>b</b>"  # for a page rendered later
+    assert markup.get_root(Document()).data.html == "<b>b</b>"
 
 
 def test_d_k_move_sends_only_what_changed_in_the_histograms() -> None:
