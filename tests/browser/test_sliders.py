@@ -120,3 +120,31 @@ def test_sequence_length_slider_changes_the_image_shape(app_page: AppPage) -> No
     assert heatmap["shapes"] == [[2, 2]] * 3
     assert heatmap["rowSums"] == pytest.approx([1.0, 1.0], abs=1e-6)
     expect(app_page.page.get_by_test_id("entropy")).to_contain_text(f"uniform {math.log(2):.2f}")
+
+
+ZOOM_JS = """(keys) => {
+  const figure = Bokeh.documents[0].get_model_by_name('heatmap');
+  figure.x_range.setv({start: 0, end: keys});
+  figure.y_range.setv({start: keys, end: 0});
+}"""
+"""Zoom the heatmap onto its first ``keys`` keys and queries, as a box zoom would."""
+
+
+def test_a_zoom_stays_while_d_k_moves_and_resets_with_n(app_page: AppPage) -> None:
+    app_page.open()
+    app_page.page.evaluate(ZOOM_JS, 8)
+    app_page.mark("raw")
+    app_page.press(D_K, "ArrowRight")
+    d_k = _after(D_K_GRID, 64)
+    app_page.wait_changed("raw")
+    app_page.wait_histograms(d_k)
+    heatmap = app_page.heatmap()
+    assert (heatmap["xRange"], heatmap["yRange"]) == ([0, 8], [8, 0])
+
+    app_page.mark("raw")
+    app_page.press(N, "ArrowRight")
+    n = _after(N_GRID, 32)
+    app_page.wait_changed("raw")
+    app_page.wait_url(n=str(n))
+    heatmap = app_page.heatmap()
+    assert (heatmap["xRange"], heatmap["yRange"]) == ([0, n], [n, 0])
