@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import expect
 
-from app.controls_spec import D_K_GRID, N_GRID, TEMPERATURE_GRID
+from app.controls_spec import D_K_GRID, N_GRID, TEMPERATURE_GRID, nearest_on_grid
 
 if TYPE_CHECKING:
     from conftest import AppPage
@@ -148,3 +148,20 @@ def test_a_zoom_stays_while_d_k_moves_and_resets_with_n(app_page: AppPage) -> No
     app_page.wait_url(n=str(n))
     heatmap = app_page.heatmap()
     assert (heatmap["xRange"], heatmap["yRange"]) == ([0, n], [n, 0])
+
+
+def test_the_exact_d_k_box_and_the_d_k_slider_follow_each_other(app_page: AppPage) -> None:
+    app_page.open()
+    box = app_page.page.get_by_role("textbox", name="exact d_k")
+    slider = app_page.page.get_by_role("slider", name=D_K, exact=True)
+    app_page.press(D_K, "ArrowRight")
+    d_k = _after(D_K_GRID, 64)
+    app_page.wait_histograms(d_k)
+    expect(box).to_have_value(str(d_k))
+
+    box.fill("100")
+    box.press("Enter")
+    app_page.wait_histograms(100)
+    app_page.wait_url(d_k="100")
+    expect(slider).to_have_attribute("aria-valuetext", str(nearest_on_grid(100, D_K_GRID)))
+    expect(box).to_have_value("100")
