@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import panel as pn
-import panel_material_ui as pmui
 from bokeh.core.properties import value
 from bokeh.models import ColumnDataSource, DataRange1d, Range1d
 from bokeh.plotting import figure
 
-from app.controls import bind
+from app.controls import WholeNumberInput, bind
 from app.controls_spec import ROW_BOUNDS
 from app.derived import RowComparison
 from app.model import ROW, SimulationModel
@@ -57,7 +56,7 @@ class RowCompareView:
         legend_above(self.figure)
         without_glyph_copies(self.figure)
         self.row_input = bind(
-            pmui.IntInput(
+            WholeNumberInput(
                 label="query i",
                 start=ROW_BOUNDS[0],
                 end=model.state.n - 1,
