@@ -179,6 +179,12 @@ def test_view_switches_column_and_colour_bar() -> None:
     app.state.view = "scaled"
     assert visible_column(app) == "scaled"
     assert app.heatmap.mapper.high == pytest.approx(app.model.scores.scaled_limit)
+    # New scores in a scores view: the colour range follows them, the view stays.
+    app.state.view = "raw"
+    app.state.d_k = 1024
+    assert visible_column(app) == "raw"
+    assert app.heatmap.mapper.high == pytest.approx(app.model.scores.raw_limit)
+    assert app.heatmap.mapper.high > 4 * app.model.scores.scaled_limit
 
 
 def test_d_k_updates_histograms_titles_and_readouts() -> None:
