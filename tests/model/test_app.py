@@ -9,6 +9,7 @@ import pytest
 from bokeh.document import Document
 from bokeh.models import GlyphRenderer
 from panel.io.state import set_curdoc
+from panel.reactive import Syncable
 
 import app.layout
 from app.controls import build_controls
@@ -119,13 +120,20 @@ def test_control_updates_are_not_taken_back_as_changes_from_the_page(
     document = Document()
     document.add_root(simulation.page.get_root(document))
     document.on_change(lambda event: None)  # a session listens: Bokeh then holds changes
-    exact = next(w for w in simulation.page.select(pmui.IntInput) if w.label == "exact d_k")
     from_page: list = []
-    monkeypatch.setattr(exact, "_process_events", from_page.append)
+    monkeypatch.setattr(
+        Syncable,
+        "_process_events",
+        lambda self, events: from_page.append((type(self).__name__, events)),
+    )
+    exact = next(w for w in simulation.page.select(pmui.IntInput) if w.label == "exact d_k")
+    query_box = simulation.lesson.row_compare.row_input
     with set_curdoc(document):  # as in a session: pn.io.hold() holds this document
-        simulation.state.d_k = 300
+        simulation.state.d_k = 300  # the exact d_k box follows
         pending.pop()()
-    assert exact.value == 300
+        simulation.state.n = 64  # the row comparison's query box gets a new bound
+        pending.pop()()
+    assert exact.value == 300 and query_box.end == 63
     assert from_page == []
     document.clear()
 
