@@ -1,7 +1,9 @@
 """The ``sdpa-sim`` console command: serve the simulation, or export it as one HTML file.
 
-``sdpa-sim [--port …]`` serves the app (the default); ``sdpa-sim export OUT.html`` writes a
-self-contained page that needs no server (see :mod:`app.export`).
+``sdpa-sim [--port …]`` serves the app (the default) with ``panel serve`` in this process;
+``sdpa-sim --num-procs N`` serves it from N worker processes behind a small front (see
+:mod:`app.front`); ``sdpa-sim export OUT.html`` writes a self-contained page that needs no
+server (see :mod:`app.export`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="a host allowed to open the page's websocket, e.g. the host of a course site "
         "that embeds it; repeat for several (default: the address and port served)",
     )
+    parser.add_argument(
+        "--num-procs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="serve from N worker processes (0: one per core) behind a front process that "
+        "listens on --address:--port and sends each new page to the worker with the fewest "
+        "sessions and each page's websocket to the worker that holds its session "
+        "(default 1: one process, no front)",
+    )
     parser.add_argument("--version", action="version", version=f"sdpa-sim {sdpa_core.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="{export}")
     export = commands.add_parser(
@@ -59,27 +71,64 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def serve_arguments(options: argparse.Namespace) -> list[str]:
-    """The ``panel serve`` command line for the parsed ``options``."""
+def check_port(options: argparse.Namespace) -> None:
+    """Exit with a message if ``--port`` is not a TCP port."""
     if not 0 < options.port < 65536:
         raise SystemExit(f"sdpa-sim: --port must be between 1 and 65535: got {options.port}")
-    arguments = [
-        "serve",
-        str(MAIN),
-        "--port",
-        str(options.port),
-        "--address",
-        options.address,
-        "--index",
-        "main",
-    ]
+
+
+def app_arguments() -> list[str]:
+    """The ``panel serve`` arguments that say what is served: the app, its index, the
+    project's static files."""
+    arguments = [str(MAIN), "--index", "main"]
     if STATIC_DIR.is_dir():
         arguments += ["--static-dirs", f"{STATIC_PREFIX}={STATIC_DIR}"]
+    return arguments
+
+
+def serve_arguments(options: argparse.Namespace) -> list[str]:
+    """The ``panel serve`` command line for the parsed ``options`` (one process)."""
+    check_port(options)
+    arguments = ["serve", *app_arguments(), "--port", str(options.port)]
+    arguments += ["--address", options.address]
     for origin in options.allow_websocket_origin:
         arguments += ["--allow-websocket-origin", origin]
     if options.show:
         arguments.append("--show")
     return arguments
+
+
+def worker_arguments(options: argparse.Namespace, index: int, unix_socket: Path) -> list[str]:
+    """The ``panel serve`` command line of worker ``index`` of ``--num-procs``.
+
+    It serves what one process serves, on a Unix socket of its own (only the front uses it,
+    to hand connections over). The websocket origins it allows are those the public
+    address allows: Bokeh's default for a TCP port, ``localhost:PORT``, has to be given
+    explicitly to a server on a Unix socket, which otherwise allows none. Its log lines
+    name the worker.
+    """
+    check_port(options)
+    origins = options.allow_websocket_origin or [f"localhost:{options.port}"]
+    arguments = ["serve", *app_arguments(), "--unix-socket", str(unix_socket)]
+    for origin in origins:
+        arguments += ["--allow-websocket-origin", origin]
+    arguments += ["--log-format", f"%(asctime)s [worker {index}] %(message)s"]
+    return arguments
+
+
+def serve_workers(options: argparse.Namespace, workers: int) -> int:
+    """Serve with ``workers`` worker processes behind the front; return the exit code."""
+    from app.front import FrontConfig, serve
+
+    check_port(options)
+    config = FrontConfig(
+        address=options.address,
+        port=options.port,
+        workers=workers,
+        serve_arguments=lambda index, path: worker_arguments(options, index, path),
+        show=options.show,
+    )
+    return serve(config)
 
 
 def export(options: argparse.Namespace) -> str:
@@ -100,11 +149,20 @@ def export(options: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of ``sdpa-sim``: serve in-process with ``panel serve``, or export a page."""
+    """Entry point of ``sdpa-sim``: serve in-process with ``panel serve`` (or from worker
+    processes behind a front with ``--num-procs``), or export a page."""
     options = build_parser().parse_args(argv)
     if options.command == "export":
         print(export(options))
         return
+    from app.front import worker_count
+
+    try:
+        workers = worker_count(options.num_procs)
+    except ValueError as error:
+        raise SystemExit(f"sdpa-sim: {error}") from None
+    if workers > 1:
+        raise SystemExit(serve_workers(options, workers))
     arguments = serve_arguments(options)
     from panel.command import main as panel_main
 

@@ -1,0 +1,169 @@
+"""One worker process of ``sdpa-sim --num-procs N``: ``panel serve app/main.py`` that also
+serves the connections the front hands it.
+
+The front (:mod:`app.front`) starts it as ``python -m app.worker --control-fd FD --
+<panel serve arguments>``. FD is this process's end of a Unix ``SOCK_SEQPACKET`` socket
+pair: the front sends each client connection routed here as a file descriptor
+(``SCM_RIGHTS``) and the worker serves it as if its own listening socket had accepted it
+(Tornado's public ``HTTPServer.handle_stream``); the worker sends back how many sessions
+it holds. The connection's bytes never pass through the front.
+
+The server is built by ``panel serve`` itself, with the options ``sdpa-sim`` gives it.
+Tornado's ``HTTPServer`` is a ``Configurable``: :func:`main` configures the subclass below
+before Bokeh creates its server, which is how the worker reaches the server's
+``HTTPServer`` without private attributes. When the front goes away (its end of the socket
+pair closes), the worker stops as it would on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import socket
+import sys
+from typing import Any
+
+from tornado import gen
+from tornado.httpserver import HTTPServer
+from tornado.ioloop import IOLoop
+from tornado.iostream import IOStream
+
+log = logging.getLogger(__name__)
+
+HANDOFF = b"c"
+"""The message the front sends with each handed connection's file descriptor."""
+
+SESSIONS = b"sessions"
+"""Prefix of the worker's report: ``sessions <live> <created>`` (ASCII)."""
+
+MAX_FDS_PER_MESSAGE = 1
+"""The front hands one connection per message."""
+
+
+class HandOffHTTPServer(HTTPServer):
+    """Tornado's HTTPServer, also serving connections received on the control socket.
+
+    Each received socket is wrapped and served as :class:`tornado.tcpserver.TCPServer`
+    serves an accepted one (same buffer limits, same :meth:`handle_stream`).
+    """
+
+    def initialize(self, *args: Any, control: socket.socket, **kwargs: Any) -> None:
+        """HTTPServer's initialize, plus the control socket (set by ``configure``)."""
+        super().initialize(*args, **kwargs)
+        self._control = control
+        self._receiving = False
+
+    def add_sockets(self, sockets: Any) -> None:
+        """Listen on ``sockets`` and, from now on, on the control socket too.
+
+        Bokeh calls this once its application is ready, on the loop the server runs on.
+        """
+        super().add_sockets(sockets)
+        if not self._receiving:
+            self._receiving = True
+            self._control.setblocking(False)
+            IOLoop.current().add_handler(self._control.fileno(), self._on_control, IOLoop.READ)
+
+    def _on_control(self, fd: int, events: int) -> None:
+        """Serve every connection waiting on the control socket; stop if the front is gone."""
+        while True:
+            try:
+                data, fds, _flags, _address = socket.recv_fds(
+                    self._control, 64, MAX_FDS_PER_MESSAGE
+                )
+            except BlockingIOError:
+                return
+            except OSError as error:
+                log.error("sdpa-sim worker: control socket failed (%s); stopping", error)
+                self._front_gone()
+                return
+            if not data and not fds:
+                self._front_gone()
+                return
+            for handed in fds:
+                self._serve(handed)
+
+    def _serve(self, fd: int) -> None:
+        """Serve the connection whose file descriptor the front handed over."""
+        connection = socket.socket(fileno=fd)
+        try:
+            connection.setblocking(False)
+            # The front checks its own connections with a Unix socket pair: no peer address.
+            is_inet = connection.family in (socket.AF_INET, socket.AF_INET6)
+            address = connection.getpeername() if is_inet else ("", 0)
+        except OSError:
+            # The client left while the connection was on its way here.
+            connection.close()
+            return
+        stream = IOStream(
+            connection, max_buffer_size=self.max_buffer_size, read_chunk_size=self.read_chunk_size
+        )
+        future = self.handle_stream(stream, address)
+        if future is not None:
+            IOLoop.current().add_future(gen.convert_yielded(future), lambda done: done.result())
+
+    def _front_gone(self) -> None:
+        """Stop serving as Bokeh does on SIGTERM: the front closed its end, so nothing more
+        arrives and nobody would stop this process otherwise."""
+        IOLoop.current().remove_handler(self._control.fileno())
+        IOLoop.current().stop()
+
+
+class SessionReporter:
+    """Sends the front this process's session counts whenever they change."""
+
+    def __init__(self, control: socket.socket) -> None:
+        self._control = control
+        self.live = 0
+        self.created = 0
+
+    def created_session(self, session_context: Any) -> None:
+        """Panel's session-created callback."""
+        self.live += 1
+        self.created += 1
+        self._report()
+
+    def destroyed_session(self, session_context: Any) -> None:
+        """Panel's session-destroyed callback."""
+        self.live -= 1
+        self._report()
+
+    def _report(self) -> None:
+        message = b"%s %d %d" % (SESSIONS, self.live, self.created)
+        # A full queue means the front is behind: the next report carries the totals. A
+        # closed one means it is gone, which the control handler acts on.
+        with contextlib.suppress(OSError):
+            self._control.send(message, socket.MSG_DONTWAIT)
+
+
+def parse_arguments(argv: list[str]) -> tuple[int, list[str]]:
+    """The control socket's file descriptor and the ``panel serve`` arguments."""
+    parser = argparse.ArgumentParser(prog="python -m app.worker")
+    parser.add_argument("--control-fd", type=int, required=True)
+    parser.add_argument("serve", nargs=argparse.REMAINDER)
+    options = parser.parse_args(argv)
+    serve = options.serve[1:] if options.serve[:1] == ["--"] else options.serve
+    return options.control_fd, serve
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run ``panel serve`` with the given arguments, serving handed connections too."""
+    control_fd, serve = parse_arguments(sys.argv[1:] if argv is None else argv)
+    control = socket.socket(fileno=control_fd)
+    HTTPServer.configure(HandOffHTTPServer, control=control)
+
+    import panel as pn
+    from panel.command import main as panel_main
+
+    reporter = SessionReporter(control)
+    # Registered outside any session, as a --setup script would: they apply to every one.
+    pn.state.on_session_created(reporter.created_session)
+    pn.state.on_session_destroyed(reporter.destroyed_session)
+
+    sys.argv = ["panel", *serve]
+    panel_main()
+
+
+if __name__ == "__main__":
+    main()
