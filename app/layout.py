@@ -20,9 +20,10 @@ from app.presets import PRESETS
 from app.query import parse_embed
 from app.share import build_share_controls
 from app.state import SimulationState
-from app.ticks import Later, next_tick, run_now
+from app.ticks import Later, Paced, next_tick, run_now
 from app.views.heatmap import HeatmapView
 from app.views.histogram import DotProductHistograms
+from app.views.lesson_gate import GATE_CSS, LessonGate
 from app.views.readouts import ReadoutsView
 
 TITLE = "Scaled Dot-Product Attention: Score Matrix & √d_k Distribution"
@@ -72,11 +73,13 @@ def session_location() -> Location | None:
 class SimulationApp:
     """One session: the state, its model, the views that draw it and the page around them.
 
-    A control change flows one way: state → :meth:`SimulationModel.refresh` → each view's
-    ``update``, batched with ``pn.io.hold()`` into two messages: the first screen's plots
-    and readouts, then :meth:`update_after_plots` (the controls that show the new state,
-    the lesson and the URL), which ``defer`` runs: on the next tick of a served session,
-    at once elsewhere.
+    A control change flows one way: state → :meth:`update_plots` (the model's
+    :meth:`SimulationModel.refresh`, then each first-screen view's ``update``) →
+    :meth:`update_after_plots` (the controls that show the new state, the lesson and the
+    URL), each batched with ``pn.io.hold()`` into one message. In a served session
+    ``pace`` runs the first on the session's next tick, no sooner after the previous one
+    ended than it took, and ``defer`` the second on the tick after: changes that arrive in
+    between fold into one update. Elsewhere both run at once.
     """
 
     def __init__(
@@ -86,10 +89,17 @@ class SimulationApp:
         embed: bool | None = None,
         location: Location | None = None,
         defer: Later | None = None,
+        pace: Later | None = None,
     ) -> None:
         self.location = location
-        self._defer = defer or (next_tick(pn.state.curdoc) if _served() else run_now)
+        served = _served()
+        self._defer = defer or (next_tick(pn.state.curdoc) if served else run_now)
         """How :meth:`update_after_plots` is run once the first screen's update is sent."""
+        self._pace = pace or (Paced(pn.state.curdoc) if served else run_now)
+        """How :meth:`update_plots` is run after a control change: in a served session on
+        its next tick, so the changes that arrive before it fold into one update."""
+        self._changed_controls: set[str] = set()
+        """Controls changed since the plots were last updated."""
         self.state = SimulationState()
         if query:
             self.state.apply_query(query)
@@ -125,35 +135,59 @@ class SimulationApp:
             sizing_mode="stretch_width",
             css_classes=["query-notice"],
         )
+        self.lesson_gate = LessonGate(
+            sizing_mode="stretch_width", margin=(10, 10), stylesheets=[GATE_CSS]
+        )
+        self.lesson_gate.param.watch(self._on_gate, "opened")
         self.content = pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width", margin=(0, 10)),
             self.scene,
             self._plots(),
             self.readouts.pane,
+            self.lesson_gate,
             sizing_mode="stretch_width",
         )
         self.page = self._page()
         if _served():
-            # The first screen is painted before the lesson's ~300 models are built and sent.
-            pn.state.onload(self.add_lesson)
+            # The lesson (~300 models, as much server time as the first screen) waits for
+            # the student to reach it: a class arriving at once then only pays for the
+            # first screens.
             if self.location is not None:
                 pn.state.onload(self._write_url)
         else:
             self.add_lesson()
 
+    def _on_gate(self, event: object) -> None:
+        if self.lesson_gate.opened:
+            self.add_lesson()
+
     def add_lesson(self) -> None:
-        """Build the lesson's views and append their sections to the page (once)."""
+        """Build the lesson's views and append their sections to the page, in place of the
+        gate that asked for them (once)."""
         if self.lesson is not None:
             return
         with pn.io.hold():
             self.lesson = LessonSections(self.model)
+            self._lesson_parts = set()  # built from the model as it is now
+            self.lesson_gate.visible = False
             self.content.extend(self.lesson.sections())
 
     def _on_controls(self, *events: object) -> None:
+        due = bool(self._changed_controls)
+        self._changed_controls |= {event.name for event in events}
+        if not due:
+            self._pace(self.update_plots)
+
+    def update_plots(self) -> None:
+        """Bring the model and the first screen's views up to date with every control
+        changed since the last update, then schedule :meth:`update_after_plots`."""
+        changed, self._changed_controls = self._changed_controls, set()
+        if not changed:
+            return
         # Bokeh's validation of every value the views set (~0.2 ms a move) checks arrays
         # and numbers computed here; a model test makes every kind of move with it on.
         with pn.io.hold(), validate(False):
-            parts = self.model.refresh({event.name for event in events})
+            parts = self.model.refresh(changed)
             for view in self.first_screen:
                 view.update(self.model, parts)
         # The plots under the student's hand go out alone, so the browser paints them

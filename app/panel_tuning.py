@@ -15,6 +15,8 @@ from bokeh.document import Document
 from bokeh.settings import settings
 from param.parameterized import Event
 
+from app.compat import cache_page_resources
+
 DIAGNOSTICS_VARIABLE = "BOKEH_PERFORM_ERROR_DIAGNOSTICS"
 
 
@@ -62,6 +64,8 @@ def log_panel_only_at_handled_levels() -> None:
 
 
 def tune_process() -> None:
-    """The process-wide settings above, as a served app applies them (idempotent)."""
+    """The process-wide settings above, as a served app applies them, and the page-resource
+    cache of :mod:`app.compat` (idempotent)."""
     skip_bokeh_error_diagnostics()
     log_panel_only_at_handled_levels()
+    cache_page_resources()

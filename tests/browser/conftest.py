@@ -16,6 +16,8 @@ import pytest
 from browser_support import AppServer, start_server, stop_server
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Response
 
+from app.views.lesson_gate import GATE_LABEL
+
 PAGE_TIMEOUT_MS = 20_000
 """Playwright's per-action and per-wait limit: long enough for a loaded CI machine."""
 
@@ -39,20 +41,23 @@ HEATMAP_HELPER_JS = """window.sdpaHeatmap = () => {
 """Installed in every test page: the heatmap figure, its image renderers (one per view, on
 one shared source, or a single one), the one shown and the source's data."""
 
-READY_JS = """() => {
+FIRST_SCREEN_JS = """() => {
   const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
   if (!doc || !doc.is_idle || !doc.get_model_by_name('heatmap')) return false;
-  // The lesson below the plots arrives once the first screen is up.
-  const lesson = doc.get_model_by_name('row_comparison');
-  if (!lesson || !Bokeh.index.find_one(lesson)) return false;
   const {figure, data} = sdpaHeatmap();
   const weight = data.weight;
   if (!weight || !weight[0] || !weight[0].length) return false;
   const view = Bokeh.index.find_one(figure);
   return view != null && view.has_finished();
 }"""
-"""True once the websocket session is idle, the lesson is on the page and the heatmap has
-data and has been drawn."""
+"""True once the websocket session is idle and the heatmap has data and has been drawn."""
+
+LESSON_JS = """() => {
+  const doc = Bokeh.documents[0];
+  const lesson = doc.get_model_by_name('row_comparison');
+  return doc.is_idle && lesson != null && Bokeh.index.find_one(lesson) != null;
+}"""
+"""True once the lesson below the plots is on the page and the session is idle."""
 
 HEATMAP_JS = """(column) => {
   const {figure, shown, data} = sdpaHeatmap();
@@ -177,17 +182,28 @@ class AppPage:
     problems: list[str] = field(default_factory=list)
     log_mark: int = 0
 
-    def open(self, query: str = "") -> Response:
-        """Load the app with ``query`` (``"?d_k=4&…"``) and wait until it is drawn."""
+    def open(self, query: str = "", *, lesson: bool = True) -> Response:
+        """Load the app with ``query`` (``"?d_k=4&…"``) and wait until it is drawn; with
+        ``lesson``, open the lesson below the plots too (its button) and wait for it."""
         response = self.page.goto(self.server.url + query)
         assert response is not None, "navigation produced no response"
         assert response.status == 200, f"HTTP {response.status} for {query!r}"
         self.wait_ready()
+        if lesson:
+            self.open_lesson()
         return response
 
     def wait_ready(self) -> None:
         """Wait until the session is idle and the heatmap has data and is drawn."""
-        self.page.wait_for_function(READY_JS)
+        self.page.wait_for_function(FIRST_SCREEN_JS)
+
+    def open_lesson(self) -> None:
+        """Press the button under the readouts that opens the lesson; wait until it is in.
+
+        The click is dispatched to the button without scrolling to it, so a test starts from
+        the top of the page as a student does (test_lesson.py presses it for real)."""
+        self.page.get_by_role("button", name=GATE_LABEL).dispatch_event("click")
+        self.page.wait_for_function(LESSON_JS)
 
     def heatmap(self, column: str | None = None) -> dict[str, Any]:
         """What the heatmap shows now, summarising ``column`` (default: the one drawn)."""

@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from conftest import LESSON_JS
 from playwright.sync_api import expect
+
+from app.views.lesson_gate import GATE_LABEL
 
 if TYPE_CHECKING:
     from conftest import AppPage
@@ -115,3 +118,26 @@ def test_clicking_a_heatmap_row_picks_the_query(app_page: AppPage) -> None:
     canvas.as_element().click(position=position)
     page.wait_for_function(ROW_TITLE_JS, arg=10)
     app_page.wait_url(row="10")
+
+
+def test_the_lesson_is_built_when_the_student_scrolls_to_it(app_page: AppPage) -> None:
+    """A session sends the first screen only; scrolling near the lesson's button brings it."""
+    app_page.open(lesson=False)
+    page = app_page.page
+    gate = page.get_by_role("button", name=GATE_LABEL)
+    expect(gate).to_be_visible()
+    assert page.evaluate("() => Bokeh.documents[0].get_model_by_name('row_comparison')") is None
+    page.mouse.move(640, 400)
+    page.mouse.wheel(0, 400)
+    page.wait_for_function(LESSON_JS)
+    page.wait_for_function(FIGURES_HAVE_DATA_JS, arg=LESSON_FIGURES)
+    expect(gate).to_have_count(0)
+
+
+def test_the_lesson_button_opens_the_lesson_from_the_keyboard(app_page: AppPage) -> None:
+    app_page.open(lesson=False)
+    gate = app_page.page.get_by_role("button", name=GATE_LABEL)
+    gate.focus()
+    app_page.page.keyboard.press("Enter")
+    app_page.page.wait_for_function(LESSON_JS)
+    expect(gate).to_have_count(0)

@@ -54,22 +54,46 @@ def test_pages_are_not_bound_to_the_process_wide_busy_state() -> None:
     assert not any(app.page.busy for app in apps)
 
 
-def test_served_page_adds_the_lesson_after_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_served_page_builds_the_lesson_when_the_student_opens_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     loaded: list = []
     monkeypatch.setattr(app.layout, "_served", lambda: True)
     monkeypatch.setattr(pn.state, "onload", loaded.append)
-    simulation = SimulationApp(defer=run_now)
+    simulation = SimulationApp(defer=run_now, pace=run_now)
+    for callback in loaded:  # the page has loaded: still no lesson
+        callback()
     assert simulation.lesson is None
+    assert simulation.lesson_gate.visible
     first_screen = len(simulation.content.objects)
     simulation.state.temperature = 2.0  # a move before the lesson arrives updates what exists
-    for callback in loaded:
-        callback()
+    simulation.lesson_gate.opened = True  # pressed, or scrolled near
     assert simulation.lesson is not None
+    assert not simulation.lesson_gate.visible
     assert len(simulation.content.objects) == first_screen + 5
     # Built from the current state: the move above is already in the lesson's row.
     assert "temperature 2 " in simulation.lesson.collapse.caption.html
+    simulation.lesson_gate.opened = False  # a page (or a hostile client) asking again
+    simulation.lesson_gate.opened = True
     simulation.add_lesson()
     assert len(simulation.content.objects) == first_screen + 5, "the lesson is added once"
+
+
+def test_moves_made_before_the_plots_turn_fold_into_one_update() -> None:
+    pending: list = []
+    simulation = SimulationApp(pace=pending.append)
+    weights_before = heatmap_column(simulation, "weight").copy()
+    for temperature in (4.0, 0.5, 0.25):
+        simulation.state.temperature = temperature
+    simulation.state.d_k = 128
+    assert len(pending) == 1, "four changes before the plots' turn make one update"
+    assert np.array_equal(heatmap_column(simulation, "weight"), weights_before)
+    pending.pop()()
+    assert "d_k = 128" in simulation.histograms.raw.figure.title.text
+    expected = SimulationApp({"temperature": "0.25", "d_k": "128"})
+    assert np.allclose(heatmap_column(simulation, "weight"), heatmap_column(expected, "weight"))
+    simulation.state.d_k = 256
+    assert len(pending) == 1, "a change after the update schedules the next one"
 
 
 def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> None:

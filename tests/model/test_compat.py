@@ -1,0 +1,79 @@
+"""The Panel internals app/compat.py relies on: these fail loudly when Panel changes them."""
+
+from __future__ import annotations
+
+import inspect
+
+import panel as pn
+import panel.io.server as panel_server
+from bokeh.document import Document
+from panel.io.resources import Resources
+
+from app import compat
+from app.layout import SimulationApp
+
+
+def original_bundle_resources():
+    current = panel_server.bundle_resources
+    return getattr(current, "__wrapped__", current)
+
+
+def test_this_panel_is_one_the_cache_was_checked_against() -> None:
+    assert compat.panel_version_checked(), (
+        f"Panel {pn.__version__}: re-read panel/io/server.py and panel/io/resources.py, then "
+        "add the version to compat.CHECKED_PANEL"
+    )
+    assert not compat.panel_version_checked("2.0.0")
+
+
+def test_panel_still_bundles_page_resources_the_way_the_cache_expects() -> None:
+    assert compat.bundle_signature_matches(original_bundle_resources())
+    page_source = inspect.getsource(panel_server.server_html_page_for_session)
+    assert "bundle_resources(doc.roots, resources)" in page_source
+    assert "bundle_resources(doc.roots, resources)" in inspect.getsource(
+        panel_server.autoload_js_script
+    )
+
+
+def test_applying_the_cache_is_idempotent() -> None:
+    assert compat.cache_page_resources()
+    wrapped = panel_server.bundle_resources
+    assert compat.cache_page_resources()
+    assert panel_server.bundle_resources is wrapped
+
+
+def page_roots() -> list:
+    doc = Document()
+    doc.add_root(SimulationApp(embed=True).page.get_root(doc))
+    return doc.roots
+
+
+def test_a_cached_bundle_renders_as_panels_own() -> None:
+    original = original_bundle_resources()
+    cached = compat.cached_bundle_resources(original)
+    resources = Resources(mode="server")
+    expected = list(original(page_roots(), resources))
+    first = cached(page_roots(), resources)
+    first.js_raw.append("/* a caller adding to its copy */")
+    assert list(cached(page_roots(), resources)) == expected
+    assert list(original(page_roots(), resources)) == expected
+
+
+def test_pages_of_other_kinds_get_their_own_bundle() -> None:
+    calls = []
+
+    def counting(roots, resources, notebook=False, reloading=False, enable_mathjax="auto"):
+        calls.append(notebook)
+        return original_bundle_resources()(roots, resources, notebook, reloading, enable_mathjax)
+
+    cached = compat.cached_bundle_resources(counting)
+    resources = Resources(mode="server")
+    cached(page_roots(), resources)
+    cached(page_roots(), resources)
+    assert len(calls) == 1, "the same kind of page is bundled once"
+    doc = Document()
+    doc.add_root(pn.pane.Markdown("other").get_root(doc))
+    cached(doc.roots, resources)
+    cached(page_roots(), Resources(mode="cdn"))
+    cached(page_roots(), resources, notebook=True)
+    assert len(calls) == 4, "other models, another mode or a notebook are bundled anew"
