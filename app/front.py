@@ -73,8 +73,9 @@ HEALTH_REQUEST = b"GET /favicon.ico HTTP/1.1\r\nHost: localhost\r\nConnection: c
 ANSWERS = {
     403: (
         "Forbidden",
-        "This page's session is not known to the server (it may have been restarted): "
-        "load the page again.",
+        "This request names a session the server did not create (a link cannot choose "
+        "one, and a restarted server knows none of the old ones): load the page again "
+        "without it.",
     ),
     503: (
         "Service Unavailable",

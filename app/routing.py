@@ -190,23 +190,24 @@ def route(
 ) -> Route:
     """Where a connection whose first request has ``head`` goes.
 
-    - A request naming a session (see :func:`session_credential`) goes to the worker that
-      signed it, if that worker is alive.
-    - A Bokeh websocket whose token no worker signed, or whose worker has stopped, is
-      answered by the front (403 / 503): no other process could open its session (the
-      page has to be loaded again).
-    - Anything else (a page, a static file, a page naming an unknown session, which its
-      worker then refuses with 403, or a head that cannot be parsed, which its worker
-      answers with 400) goes to the least loaded live worker (:func:`least_loaded`).
+    - A request naming a session (see :func:`session_credential`: a page's websocket, a
+      link with ``?bokeh-session-id=``) goes to the worker that signed it, if that worker
+      is alive. If it has stopped, the front answers 503: no other process has the
+      session, the page has to be loaded again.
+    - A request naming a session no worker signed is answered with 403, as each worker
+      would (Bokeh refuses an id it did not sign): a link cannot choose a session id.
+      The front answering also spares the worker a malformed ``?bokeh-token=``, which
+      Bokeh answers with a 500.
+    - Anything else (a page, a static file, or a head that cannot be parsed, which its
+      worker answers with 400) goes to the least loaded live worker (:func:`least_loaded`).
     - With no live worker: 503.
     """
     credential = session_credential(head) if head is not None else None
     if credential is not None:
         signer = owner(credential, [worker.key for worker in workers])
-        if signer is not None and workers[signer].alive:
-            return Route(worker=signer)
-        if head is not None and head.is_websocket:
-            return Route(status=403 if signer is None else 503)
+        if signer is None:
+            return Route(status=403)
+        return Route(worker=signer) if workers[signer].alive else Route(status=503)
     chosen = least_loaded(workers, turn)
     if chosen is None:
         return Route(status=503)

@@ -156,6 +156,13 @@ def main(argv: list[str] | None = None) -> None:
     import panel as pn
     from panel.command import main as panel_main
 
+    # What app/main.py imports, imported before the first request: Bokeh serves an
+    # extension's scripts (/static/extensions/panel-material-ui/...) only once its module
+    # is imported, which a single process does while building its first page. Here a page
+    # built by one worker may have its scripts fetched from another that has built none.
+    # (The first page of each worker is quicker too.)
+    import app.layout  # noqa: F401
+
     reporter = SessionReporter(control)
     # Registered outside any session, as a --setup script would: they apply to every one.
     pn.state.on_session_created(reporter.created_session)

@@ -1,0 +1,358 @@
+"""``sdpa-sim --num-procs N`` as a subprocess, and a Bokeh protocol client: shared by
+tests/server/test_num_procs.py and its measurement script.
+
+The tests import it as a top-level module (pytest puts ``tests/`` on the path).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+REPO = Path(__file__).resolve().parents[1]
+
+PORTS = range(5200, 5300)
+"""The ports these tests' servers listen on (127.0.0.1 only)."""
+
+START_TIMEOUT = 120.0
+"""Seconds the front and its workers have to start: a loaded CI machine imports slowly."""
+
+STOP_TIMEOUT = 30.0
+
+SERVING = re.compile(r"sdpa-sim: serving (\S+) with (\d+) worker processes \(([\d, ]+)\)")
+"""The line the front prints once every worker answers."""
+
+STATUS = re.compile(r"sdpa-sim: live sessions per worker: (.*)")
+STATUS_ENTRY = re.compile(r"(\d+) \(pid (\d+)\)|stopped \(was pid (\d+)\)")
+
+TOKEN = re.compile(r'"token":\s*"([^"]+)"')
+
+T = TypeVar("T")
+
+
+def free_port() -> int:
+    """The first port of :data:`PORTS` nothing listens on now."""
+    for port in PORTS:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORTS.start}–{PORTS.stop - 1}")
+
+
+def sdpa_sim_command() -> list[str]:
+    """The installed ``sdpa-sim`` console script of this interpreter's environment."""
+    script = Path(sys.executable).with_name("sdpa-sim")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "app.cli"]
+
+
+def wait_for(
+    probe: Callable[[], T], timeout: float, what: str, on_timeout: Callable[[], str] = str
+) -> T:
+    """Poll ``probe`` until it returns something truthy; return that. Raises AssertionError
+    naming ``what`` (and ``on_timeout()``, e.g. a log) after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    pause = 0.01
+    while True:
+        result = probe()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"timed out after {timeout:.0f} s waiting for {what}\n{on_timeout()}"
+            )
+        # Paces the polling only: the loop ends on the state, not on the clock.
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
+def pid_running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    # The state follows the command name in parentheses, which may itself hold spaces.
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time process ``pid`` has used so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    # utime and stime are fields 14 and 15 of stat; fields[0] here is field 3.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class FrontServer:
+    """A running ``sdpa-sim --num-procs N`` subprocess and its log."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    log_path: Path
+
+    @property
+    def base_url(self) -> str:
+        """The public root address."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The page's address."""
+        return f"{self.base_url}/main"
+
+    def log_size(self) -> int:
+        """How many bytes the log holds now: a mark to read only what comes after it."""
+        return self.log_path.stat().st_size
+
+    def log_text(self, since: int = 0) -> str:
+        """The front's and its workers' combined output from byte ``since`` on."""
+        with self.log_path.open("rb") as log:
+            log.seek(since)
+            return log.read().decode("utf-8", errors="replace")
+
+    def serving(self) -> re.Match[str] | None:
+        """The front's "serving" line, once printed."""
+        return SERVING.search(self.log_text())
+
+    def worker_pids(self) -> list[int]:
+        """The workers' process ids as the front printed them at startup."""
+        match = self.serving()
+        assert match, f"the front has not started:\n{self.log_text()}"
+        return [int(pid) for pid in match.group(3).split(",")]
+
+    def sessions_per_worker(self) -> dict[int, int]:
+        """Live sessions by worker pid, from the front's latest status line ({} before one)."""
+        lines = STATUS.findall(self.log_text())
+        if not lines:
+            return {}
+        counts = {}
+        for live, pid, stopped in STATUS_ENTRY.findall(lines[-1]):
+            if pid:
+                counts[int(pid)] = int(live)
+            else:
+                counts[int(stopped)] = -1
+        return counts
+
+
+def start_front(
+    log_path: Path, workers: int = 2, extra: tuple[str, ...] = (), attempts: int = 3
+) -> FrontServer:
+    """Start ``sdpa-sim --num-procs workers`` on a free loopback port; return once it has
+    printed its address (every worker answered). Raises RuntimeError with the log if it
+    exits or stays silent."""
+    for attempt in range(attempts):
+        port = free_port()
+        command = [
+            *sdpa_sim_command(),
+            "--num-procs",
+            str(workers),
+            "--port",
+            str(port),
+            "--address",
+            "127.0.0.1",
+            *extra,
+        ]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env
+            )
+        front = FrontServer(process, port, log_path)
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if front.serving():
+                return front
+            try:
+                code = process.wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                continue
+            # Another process may take the port between the probe and the bind: try again.
+            if "Address already in use" in front.log_text() and attempt + 1 < attempts:
+                break
+            raise RuntimeError(f"sdpa-sim exited with {code}:\n{front.log_text()}")
+        else:
+            stop_front(front)
+            raise RuntimeError(
+                f"sdpa-sim did not start within {START_TIMEOUT:.0f} s:\n{front.log_text()}"
+            )
+    raise RuntimeError(f"sdpa-sim found no free port in {attempts} attempts")
+
+
+def stop_front(front: FrontServer, signum: int = signal.SIGTERM) -> int | None:
+    """Send ``signum`` to the front and wait for it; kill it if it has not exited within
+    :data:`STOP_TIMEOUT` seconds (then return None, else its exit code)."""
+    if front.process.poll() is not None:
+        return front.process.returncode
+    front.process.send_signal(signum)
+    try:
+        return front.process.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        front.process.kill()
+        front.process.wait(timeout=STOP_TIMEOUT)
+        return None
+
+
+@contextmanager
+def running_front(log_path: Path, workers: int = 2) -> Iterator[FrontServer]:
+    """:func:`start_front` for a ``with`` block; stops the front and any worker left after."""
+    front = start_front(log_path, workers)
+    pids = front.worker_pids()
+    try:
+        yield front
+    finally:
+        stop_front(front)
+        for pid in pids:
+            if pid_running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+# A Bokeh session without a browser ---------------------------------------------------------
+
+
+def page_token(url: str, timeout: float = 60) -> str:
+    """GET the page at ``url`` (the server builds its session) and return its session token."""
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        page = response.read().decode("utf-8")
+    match = TOKEN.search(page)
+    assert match, "the page carries no session token"
+    return match.group(1)
+
+
+def http_status(url: str, timeout: float = 60) -> int:
+    """The HTTP status of a GET of ``url``."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            response.read()
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def _frame(message_type: str, content: dict[str, Any]) -> list[str]:
+    header = {"msgid": f"{message_type}-{time.monotonic_ns()}", "msgtype": message_type}
+    return [json.dumps(header), "{}", json.dumps(content)]
+
+
+DOCUMENT_READY = {
+    "events": [
+        {
+            "kind": "MessageSent",
+            "msg_type": "bokeh_event",
+            "msg_data": {
+                "type": "event",
+                "name": "document_ready",
+                "values": {"type": "map", "entries": []},
+            },
+        }
+    ]
+}
+"""The PATCH-DOC BokehJS sends once the page's document is up: without it Panel runs no
+``onload`` callback, and a session looks cheaper than it is."""
+
+
+async def _session(ws_url: str, origin: str, token: str, timeout: float) -> dict[str, Any]:
+    from bokeh.protocol import Protocol
+    from bokeh.protocol.receiver import Receiver
+    from tornado.httpclient import HTTPClientError, HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    request = HTTPRequest(
+        ws_url, headers={"Origin": origin}, connect_timeout=timeout, request_timeout=timeout
+    )
+    try:
+        connection = await websocket_connect(
+            request, subprotocols=["bokeh", token], max_message_size=64 * 2**20
+        )
+    except HTTPClientError as error:
+        return {"status": error.code}
+    receiver = Receiver(Protocol())
+    received: list[str] = []
+    received_bytes = 0
+
+    async def next_message() -> Any:
+        nonlocal received_bytes
+        while True:
+            fragment = await connection.read_message()
+            if fragment is None:
+                raise ConnectionError("the server closed the websocket")
+            received_bytes += len(fragment)
+            message = await receiver.consume(fragment)
+            if message is not None:
+                received.append(message.msgtype)
+                return message
+
+    try:
+        assert (await next_message()).msgtype == "ACK"
+        for part in _frame("PULL-DOC-REQ", {}):
+            await connection.write_message(part)
+        while (await next_message()).msgtype != "PULL-DOC-REPLY":
+            pass
+        for part in _frame("PATCH-DOC", DOCUMENT_READY):
+            await connection.write_message(part)
+        # The lesson and other onload updates follow as PATCH-DOCs; wait for the first.
+        while (await next_message()).msgtype != "PATCH-DOC":
+            pass
+    finally:
+        connection.close()
+    return {"status": 101, "messages": received, "bytes": received_bytes}
+
+
+def open_session(base_url: str, query: str = "", timeout: float = 60) -> dict[str, Any]:
+    """A whole session as a browser makes one, without the browser: the page, its
+    websocket, the document, ``document_ready``, the first update after it.
+
+    Returns ``{"status": 101, "messages": [...], "bytes": n}``, or the HTTP status with
+    which the websocket was refused.
+    """
+    token = page_token(f"{base_url}/main{query}", timeout)
+    host = base_url.split("://", 1)[1]
+    return run_async(_session(f"ws://{host}/main/ws", base_url, token, timeout), timeout)
+
+
+def websocket_status(base_url: str, token: str, timeout: float = 60) -> int:
+    """Open the app's websocket with ``token``: 101 if accepted, else the HTTP status."""
+    host = base_url.split("://", 1)[1]
+
+    async def attempt() -> int:
+        from tornado.httpclient import HTTPClientError, HTTPRequest
+        from tornado.websocket import websocket_connect
+
+        request = HTTPRequest(
+            f"ws://{host}/main/ws",
+            headers={"Origin": base_url},
+            connect_timeout=timeout,
+            request_timeout=timeout,
+        )
+        try:
+            connection = await websocket_connect(request, subprotocols=["bokeh", token])
+        except HTTPClientError as error:
+            return error.code
+        connection.close()
+        return 101
+
+    return run_async(attempt(), timeout)
+
+
+def run_async(coroutine: Any, timeout: float) -> Any:
+    """Run ``coroutine`` to completion in a thread of its own (Playwright's sync API keeps an
+    event loop in the calling thread)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(asyncio.wait_for(coroutine, timeout))).result()
