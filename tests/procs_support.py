@@ -268,18 +268,43 @@ DOCUMENT_READY = {
 ``onload`` callback, and a session looks cheaper than it is."""
 
 
-async def _session(ws_url: str, origin: str, token: str, timeout: float) -> dict[str, Any]:
+async def session_async(base_url: str, query: str = "", timeout: float = 60) -> dict[str, Any]:
+    """A whole session as a browser makes one, without the browser: the page (the server
+    builds the session), its websocket, the document, ``document_ready`` and the first
+    update after it (the lesson and other ``onload`` work).
+
+    Returns ``{"status": 101, "messages": [...], "bytes": n, "page": s, "document": s,
+    "update": s}`` (seconds from the start to the page, the document and that update), or
+    ``{"status": code}`` with the HTTP status that refused the page or the websocket.
+    """
     from bokeh.protocol import Protocol
     from bokeh.protocol.receiver import Receiver
-    from tornado.httpclient import HTTPClientError, HTTPRequest
+    from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
     from tornado.websocket import websocket_connect
 
+    started = time.monotonic()
+    client = AsyncHTTPClient(force_instance=True, max_clients=1)
+    try:
+        response = await client.fetch(
+            f"{base_url}/main{query}", connect_timeout=timeout, request_timeout=timeout
+        )
+    except HTTPClientError as error:
+        return {"status": error.code}
+    finally:
+        client.close()
+    page_time = time.monotonic() - started
+    match = TOKEN.search(response.body.decode("utf-8"))
+    assert match, "the page carries no session token"
+    host = base_url.split("://", 1)[1]
     request = HTTPRequest(
-        ws_url, headers={"Origin": origin}, connect_timeout=timeout, request_timeout=timeout
+        f"ws://{host}/main/ws",
+        headers={"Origin": base_url},
+        connect_timeout=timeout,
+        request_timeout=timeout,
     )
     try:
         connection = await websocket_connect(
-            request, subprotocols=["bokeh", token], max_message_size=64 * 2**20
+            request, subprotocols=["bokeh", match.group(1)], max_message_size=64 * 2**20
         )
     except HTTPClientError as error:
         return {"status": error.code}
@@ -305,26 +330,27 @@ async def _session(ws_url: str, origin: str, token: str, timeout: float) -> dict
             await connection.write_message(part)
         while (await next_message()).msgtype != "PULL-DOC-REPLY":
             pass
+        document_time = time.monotonic() - started
         for part in _frame("PATCH-DOC", DOCUMENT_READY):
             await connection.write_message(part)
-        # The lesson and other onload updates follow as PATCH-DOCs; wait for the first.
         while (await next_message()).msgtype != "PATCH-DOC":
             pass
+        update_time = time.monotonic() - started
     finally:
         connection.close()
-    return {"status": 101, "messages": received, "bytes": received_bytes}
+    return {
+        "status": 101,
+        "messages": received,
+        "bytes": received_bytes,
+        "page": page_time,
+        "document": document_time,
+        "update": update_time,
+    }
 
 
 def open_session(base_url: str, query: str = "", timeout: float = 60) -> dict[str, Any]:
-    """A whole session as a browser makes one, without the browser: the page, its
-    websocket, the document, ``document_ready``, the first update after it.
-
-    Returns ``{"status": 101, "messages": [...], "bytes": n}``, or the HTTP status with
-    which the websocket was refused.
-    """
-    token = page_token(f"{base_url}/main{query}", timeout)
-    host = base_url.split("://", 1)[1]
-    return run_async(_session(f"ws://{host}/main/ws", base_url, token, timeout), timeout)
+    """:func:`session_async`, from synchronous code."""
+    return run_async(session_async(base_url, query, timeout), timeout)
 
 
 def websocket_status(base_url: str, token: str, timeout: float = 60) -> int:
