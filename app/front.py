@@ -164,6 +164,8 @@ class Front:
         self._listeners: list[socket.socket] = []
         self._folder: Path | None = None
         self._stopping = False
+        self._serving = False
+        """Whether every worker answered once: from then on exits are restarts, not failures."""
         self._stop = asyncio.Event()
         self._turn = 0
         self._tasks: set[asyncio.Task[None]] = set()
@@ -193,6 +195,7 @@ class Front:
                 await self._spawn(worker)
             if not await self._wait_started():
                 return 0 if self._stopping else 1
+            self._serving = True
             for listener in self._listeners:
                 listener.setblocking(False)
                 loop.add_reader(listener.fileno(), self._accept, listener)
@@ -315,54 +318,55 @@ class Front:
         """Hand the worker a connection of our own and wait for its HTTP answer.
 
         It goes the way clients' connections go, so an answer means the worker serves
-        them. The worker becomes routable (``alive``) once it answers.
+        them. The worker becomes routable (``alive``) once it answers. If it exits first,
+        the kernel closes the connection still on its way, which ends the wait.
         """
         loop = asyncio.get_running_loop()
         process = worker.process
         assert process is not None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        ours.setblocking(False)
-        try:
+        reply: bytes | None = b""
+        with ours:
+            ours.setblocking(False)
             with theirs:
-                if not await self._hand(worker, theirs):
-                    return False
-            await loop.sock_sendall(ours, HEALTH_REQUEST)
-            exited = asyncio.ensure_future(process.wait())
-            answer = asyncio.ensure_future(_read_all(ours))
-            done, _ = await asyncio.wait(
-                {exited, answer}, timeout=READY_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
-            )
-            exited.cancel()
-            answer.cancel()
-            if answer in done and answer.result().startswith(b"HTTP/1.1 200"):
-                worker.alive = not self._stopping and process.returncode is None
-                return worker.alive
-            if self._stopping:
-                return False
-            if exited in done:
-                log.error(
-                    "sdpa-sim: worker %d (pid %d) exited with code %s while starting",
-                    worker.index,
-                    process.pid,
-                    process.returncode,
-                )
-            elif answer in done:
-                log.error(
-                    "sdpa-sim: worker %d (pid %d) answered %r",
-                    worker.index,
-                    process.pid,
-                    answer.result()[:80],
-                )
-            else:
-                log.error(
-                    "sdpa-sim: worker %d (pid %d) did not answer within %.0f s",
-                    worker.index,
-                    process.pid,
-                    READY_TIMEOUT,
-                )
+                handed = await self._hand(worker, theirs)
+            try:
+                if handed:
+                    await loop.sock_sendall(ours, HEALTH_REQUEST)
+                    reply = await asyncio.wait_for(_read_all(ours), READY_TIMEOUT)
+            except TimeoutError:
+                reply = None
+            except OSError:
+                reply = b""
+        if reply is not None and reply.startswith(b"HTTP/1.1 200"):
+            worker.alive = not self._stopping and process.returncode is None
+            return worker.alive
+        if self._stopping:
             return False
-        finally:
-            ours.close()
+        # A worker that failed to start usually exits: its exit code says more.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), 5)
+        if process.returncode is not None:
+            if self._serving:
+                return False  # The watcher reports exits once the front serves.
+            log.error(
+                "sdpa-sim: worker %d (pid %d) exited with code %s while starting",
+                worker.index,
+                process.pid,
+                process.returncode,
+            )
+        elif reply is None:
+            log.error(
+                "sdpa-sim: worker %d (pid %d) did not answer within %.0f s",
+                worker.index,
+                process.pid,
+                READY_TIMEOUT,
+            )
+        else:
+            log.error(
+                "sdpa-sim: worker %d (pid %d) answered %r", worker.index, process.pid, reply[:80]
+            )
+        return False
 
     async def _watch(self, worker: Worker, process: asyncio.subprocess.Process) -> None:
         """Wait for the worker process to exit; then stop routing to it and start another."""
@@ -371,16 +375,19 @@ class Front:
             return
         worker.alive = False
         self._close_control(worker)
+        if not self._serving:
+            return  # Startup failed: run() reports it and stops.
         ran = time.monotonic() - worker.started
         worker.restarts = 0 if ran >= STABLE_AFTER else worker.restarts + 1
         delay = RESTART_DELAYS[min(worker.restarts, len(RESTART_DELAYS) - 1)]
+        lost = f"; its {worker.live} sessions are lost" if worker.live else ""
         log.error(
-            "sdpa-sim: worker %d (pid %d) exited with code %s: its %d sessions are lost; new "
-            "pages go to the other workers, a new worker starts in %.0f s",
+            "sdpa-sim: worker %d (pid %d) exited with code %s%s; new pages go to the other "
+            "workers; a new worker starts in %.0f s",
             worker.index,
             process.pid,
             code,
-            worker.live,
+            lost,
             delay,
         )
         self._schedule_status()

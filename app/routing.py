@@ -118,7 +118,12 @@ def session_credential(head: RequestHead) -> Credential | None:
 
 
 def signed_by(credential: Credential, key: bytes) -> bool:
-    """Whether ``credential`` was signed with ``key`` (a worker's ``BOKEH_SECRET_KEY``)."""
+    """Whether ``credential`` was signed with ``key`` (a worker's ``BOKEH_SECRET_KEY``).
+
+    An empty key (a worker slot not started yet) signs nothing.
+    """
+    if not key:
+        return False
     try:
         if credential.token is not None:
             return check_token_signature(credential.token, secret_key=key, signed=True)

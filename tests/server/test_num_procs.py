@@ -172,6 +172,10 @@ def test_a_websocket_no_worker_signed_is_refused_by_the_front() -> None:
         assert route(parse_head(_websocket(token)), _workers(0, 0)) == Route(status=403)
 
 
+def test_a_worker_slot_without_a_key_owns_nothing() -> None:
+    assert owner(Credential(token=_token(b"")), [b"", *KEYS]) is None
+
+
 def test_a_websocket_whose_worker_stopped_gets_503() -> None:
     token = _token(KEYS[1])
     assert route(parse_head(_websocket(token)), _workers(0, 0, dead=(1,))) == Route(status=503)
