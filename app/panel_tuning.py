@@ -18,6 +18,7 @@ from param.parameterized import Event
 from app.compat import cache_page_resources
 
 DIAGNOSTICS_VARIABLE = "BOKEH_PERFORM_ERROR_DIAGNOSTICS"
+VALIDATION_VARIABLE = "BOKEH_VALIDATE_DOC"
 
 
 def skip_bokeh_error_diagnostics() -> None:
@@ -31,6 +32,18 @@ def skip_bokeh_error_diagnostics() -> None:
     """
     if DIAGNOSTICS_VARIABLE not in os.environ:
         settings.perform_error_diagnostics.set_value(False)
+
+
+def skip_document_validation() -> None:
+    """Turn off Bokeh's check of every new session's document for layout mistakes.
+
+    Bokeh walks the whole first screen for it once per arriving student, to log warnings
+    about a page that is the same for every student: the model test
+    ``test_pages_pass_bokehs_document_checks`` runs the same checks on every kind of page
+    instead. ``BOKEH_VALIDATE_DOC``, when set, still decides.
+    """
+    if VALIDATION_VARIABLE not in os.environ:
+        settings.perform_document_validation.set_value(False)
 
 
 class DesignOnStylesheetChange:
@@ -67,5 +80,6 @@ def tune_process() -> None:
     """The process-wide settings above, as a served app applies them, and the page-resource
     cache of :mod:`app.compat` (idempotent)."""
     skip_bokeh_error_diagnostics()
+    skip_document_validation()
     log_panel_only_at_handled_levels()
     cache_page_resources()

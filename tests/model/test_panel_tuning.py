@@ -10,6 +10,7 @@ import panel_material_ui as pmui
 import pytest
 from bokeh.core.property.bases import Property, validation_on
 from bokeh.core.property.singletons import Intrinsic, Undefined
+from bokeh.core.validation.check import check_integrity
 from bokeh.document import Document
 from bokeh.settings import settings
 from panel.theme.base import Design
@@ -20,8 +21,10 @@ from app.controls_spec import D_K_GRID, VIEWS
 from app.layout import SimulationApp
 from app.panel_tuning import (
     DIAGNOSTICS_VARIABLE,
+    VALIDATION_VARIABLE,
     log_panel_only_at_handled_levels,
     skip_bokeh_error_diagnostics,
+    skip_document_validation,
 )
 from app.presets import PRESETS
 from app.views.markup import ServerMarkup
@@ -174,6 +177,38 @@ def test_the_environment_still_decides_bokeh_error_diagnostics(
     monkeypatch.setenv(DIAGNOSTICS_VARIABLE, "true")
     skip_bokeh_error_diagnostics()
     assert settings.perform_error_diagnostics() is True
+
+
+@pytest.fixture
+def validation_setting() -> Iterator[None]:
+    """Bokeh's document-validation setting, restored after the test."""
+    yield
+    settings.perform_document_validation.unset_value()
+
+
+def test_bokeh_document_validation_is_skipped_unless_the_environment_asks(
+    validation_setting: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(VALIDATION_VARIABLE, raising=False)
+    skip_document_validation()
+    assert settings.perform_document_validation() is False
+    settings.perform_document_validation.unset_value()
+    monkeypatch.setenv(VALIDATION_VARIABLE, "true")
+    skip_document_validation()
+    assert settings.perform_document_validation() is True
+
+
+@pytest.mark.parametrize("served", [True, False], ids=["first screen", "with the lesson"])
+@pytest.mark.parametrize("embed", [True, False], ids=["embed", "page"])
+def test_pages_pass_bokehs_document_checks(
+    served: bool, embed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What Bokeh would check for each arriving session, checked here once per kind of page."""
+    monkeypatch.setattr(app.layout, "_served", lambda: served)
+    doc = Document()
+    doc.add_root(SimulationApp(embed=embed).page.get_root(doc))
+    issues = check_integrity(list(doc.models))
+    assert not issues.error and not issues.warning, issues
 
 
 @pytest.fixture
