@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import shutil
@@ -129,6 +130,8 @@ class Worker:
     pending: deque[float] = field(default_factory=deque)
     """When pages were handed to it, oldest first, not yet matched by a reported session."""
     restarts: int = 0
+    drained: asyncio.Event | None = None
+    """Set when its control socket takes messages again, while hand-offs wait for it."""
 
     @property
     def pid(self) -> int | None:
@@ -424,8 +427,14 @@ class Front:
         if control is None:
             return
         worker.control = None
+        loop = asyncio.get_running_loop()
         with contextlib.suppress(ValueError, OSError):
-            asyncio.get_running_loop().remove_reader(control.fileno())
+            loop.remove_reader(control.fileno())
+            loop.remove_writer(control.fileno())
+        if worker.drained is not None:
+            # Hand-offs waiting for it find the socket gone.
+            worker.drained.set()
+            worker.drained = None
         control.close()
 
     def _schedule_status(self) -> None:
@@ -498,7 +507,7 @@ class Front:
 
     async def _peek(self, connection: socket.socket) -> bytes | None:
         """The connection's first request head, still unread, or None if the client closed
-        or sent nothing in :data:`HEAD_TIMEOUT` seconds.
+        or its head is not complete after :data:`HEAD_TIMEOUT` seconds.
 
         Peeking leaves the bytes in the kernel for the worker to read. A head is complete
         at its empty line; a longer one than :data:`MAX_HEAD_BYTES` is returned as far as
@@ -524,7 +533,7 @@ class Front:
             if remaining <= 0:
                 return None
             if data is None:
-                await _wait_ready(connection, remaining, writable=False)
+                await _readable(connection, remaining)
             else:
                 await asyncio.sleep(min(pause, remaining))
                 pause = min(pause * 2, PEEK_POLL_MAX)
@@ -539,11 +548,36 @@ class Front:
                 socket.send_fds(control, [HANDOFF], [connection.fileno()])
                 return True
             except (BlockingIOError, InterruptedError):
-                # The worker is busy and its queue full: wait until it takes some.
-                await _wait_ready(control, STOP_TIMEOUT, writable=True)
-            except OSError:
+                # The worker is busy and its queue full (a few hundred connections): wait
+                # until it takes some.
+                await self._drained(worker, control)
+            except OSError as error:
+                if error.errno == errno.ETOOMANYREFS:
+                    # Too many connections in flight to the workers: the kernel bounds them
+                    # by the open-file limit, and nothing signals when they drop below it.
+                    await asyncio.sleep(PEEK_POLL_MAX)
+                    continue
                 worker.alive = False
                 return False
+
+    async def _drained(self, worker: Worker, control: socket.socket) -> None:
+        """Wait until ``control`` is writable again, or :data:`STOP_TIMEOUT` seconds.
+
+        One writer callback per socket serves every waiting hand-off (asyncio keeps one
+        per file descriptor).
+        """
+        if worker.drained is None:
+            loop = asyncio.get_running_loop()
+            drained = worker.drained = asyncio.Event()
+
+            def writable() -> None:
+                loop.remove_writer(control.fileno())
+                worker.drained = None
+                drained.set()
+
+            loop.add_writer(control.fileno(), writable)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(worker.drained.wait(), STOP_TIMEOUT)
 
     async def _answer(self, connection: socket.socket, status: int, head: bytes) -> None:
         """Answer the request with ``status`` and close the connection."""
@@ -562,8 +596,8 @@ class Front:
             connection.shutdown(socket.SHUT_WR)
 
 
-async def _wait_ready(sock: socket.socket, timeout: float, *, writable: bool) -> None:
-    """Wait until ``sock`` is readable (or writable), at most ``timeout`` seconds."""
+async def _readable(sock: socket.socket, timeout: float) -> None:
+    """Wait until ``sock`` is readable, at most ``timeout`` seconds."""
     loop = asyncio.get_running_loop()
     ready = loop.create_future()
     fd = sock.fileno()
@@ -572,19 +606,13 @@ async def _wait_ready(sock: socket.socket, timeout: float, *, writable: bool) ->
         if not ready.done():
             ready.set_result(None)
 
-    if writable:
-        loop.add_writer(fd, wake)
-    else:
-        loop.add_reader(fd, wake)
+    loop.add_reader(fd, wake)
     try:
         await asyncio.wait_for(ready, timeout)
     except TimeoutError:
         pass
     finally:
-        if writable:
-            loop.remove_writer(fd)
-        else:
-            loop.remove_reader(fd)
+        loop.remove_reader(fd)
 
 
 async def _read_all(sock: socket.socket) -> bytes:

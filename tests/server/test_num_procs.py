@@ -334,6 +334,50 @@ def test_the_help_documents_num_procs() -> None:
 # The front and its workers, served ------------------------------------------------------
 
 
+def test_hand_offs_wait_while_a_busy_workers_queue_is_full() -> None:
+    """A worker busy building pages stops taking connections; once its queue is full the
+    front waits for it rather than taking it for dead."""
+    config = FrontConfig(address="127.0.0.1", port=5299, workers=1, serve_arguments=list)
+    count = 40
+
+    def take(theirs: socket.socket) -> int:
+        theirs.settimeout(30)
+        for _ in range(count):
+            _data, fds, _flags, _address = socket.recv_fds(theirs, 16, 1)
+            for fd in fds:
+                os.close(fd)
+        return count
+
+    async def scenario() -> tuple[int, list[bool], bool]:
+        front_ = Front(config)
+        worker = front_.workers[0]
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # A small queue: a few messages fill it.
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        ours.setblocking(False)
+        worker.control, worker.alive = ours, True
+        clients = [socket.socketpair() for _ in range(count)]
+        try:
+            handing = [asyncio.ensure_future(front_._hand(worker, a)) for a, _ in clients]
+            for _ in range(3):
+                await asyncio.sleep(0)
+            waiting = sum(not task.done() for task in handing)
+            taken = asyncio.get_running_loop().run_in_executor(None, take, theirs)
+            results = await asyncio.wait_for(asyncio.gather(*handing), 30)
+            assert await taken == count
+            return waiting, results, worker.alive
+        finally:
+            for a, b in clients:
+                a.close()
+                b.close()
+            ours.close()
+            theirs.close()
+
+    waiting, results, alive = asyncio.run(scenario())
+    assert waiting > 0, "the queue should have filled"
+    assert all(results) and alive
+
+
 @pytest.fixture(scope="module")
 def front_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontServer]:
     """``sdpa-sim --num-procs 2`` for this module's protocol-level tests."""
