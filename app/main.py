@@ -4,12 +4,20 @@ import panel as pn
 
 from app.layout import build_app, session_location
 from app.panel_tuning import tune_process
+from app.serving import serve_panel_css_locally
+from app.views.connection import add_connection_notice
 
 # No extension named: the page then loads no script of Panel's optional extensions (tables,
 # editors, ...), which it never uses.
 pn.extension()
 tune_process()
+# Behind a proxy the session may come from a websocket that reached another process than
+# the page (deploy/README.md): its Panel stylesheets must still come from this server.
+serve_panel_css_locally(pn.state.curdoc)
 
 # Hand Panel our own Location: its default one crashes on a 4300+-digit query value.
 location = session_location()
 build_app(pn.state.session_args, location=location).servable(location=location or True)
+# In any layout: a notice with a Reload button once the server stops answering.
+if pn.state.curdoc is not None:
+    add_connection_notice(pn.state.curdoc)
