@@ -78,9 +78,9 @@ def check_port(options: argparse.Namespace) -> None:
 
 
 def app_arguments() -> list[str]:
-    """The ``panel serve`` arguments that say what is served: the app, its index, the
+    """The ``panel serve`` options that say what is served besides the app: its index, the
     project's static files."""
-    arguments = [str(MAIN), "--index", "main"]
+    arguments = ["--index", "main"]
     if STATIC_DIR.is_dir():
         arguments += ["--static-dirs", f"{STATIC_PREFIX}={STATIC_DIR}"]
     return arguments
@@ -89,8 +89,8 @@ def app_arguments() -> list[str]:
 def serve_arguments(options: argparse.Namespace) -> list[str]:
     """The ``panel serve`` command line for the parsed ``options`` (one process)."""
     check_port(options)
-    arguments = ["serve", *app_arguments(), "--port", str(options.port)]
-    arguments += ["--address", options.address]
+    arguments = ["serve", str(MAIN), "--port", str(options.port), "--address", options.address]
+    arguments += app_arguments()
     for origin in options.allow_websocket_origin:
         arguments += ["--allow-websocket-origin", origin]
     if options.show:
@@ -101,15 +101,16 @@ def serve_arguments(options: argparse.Namespace) -> list[str]:
 def worker_arguments(options: argparse.Namespace, index: int, unix_socket: Path) -> list[str]:
     """The ``panel serve`` command line of worker ``index`` of ``--num-procs``.
 
-    It serves what one process serves, on a Unix socket of its own (only the front uses it,
-    to hand connections over). The websocket origins it allows are those the public
+    It serves what one process serves. It listens on a Unix socket of its own that nothing
+    connects to (Bokeh's server must listen on something; clients' connections arrive from
+    the front, see :mod:`app.worker`). The websocket origins it allows are those the public
     address allows: Bokeh's default for a TCP port, ``localhost:PORT``, has to be given
     explicitly to a server on a Unix socket, which otherwise allows none. Its log lines
     name the worker.
     """
     check_port(options)
     origins = options.allow_websocket_origin or [f"localhost:{options.port}"]
-    arguments = ["serve", *app_arguments(), "--unix-socket", str(unix_socket)]
+    arguments = ["serve", str(MAIN), "--unix-socket", str(unix_socket), *app_arguments()]
     for origin in origins:
         arguments += ["--allow-websocket-origin", origin]
     arguments += ["--log-format", f"%(asctime)s [worker {index}] %(message)s"]
@@ -162,6 +163,10 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as error:
         raise SystemExit(f"sdpa-sim: {error}") from None
     if workers > 1:
+        if not sys.platform.startswith("linux"):
+            # The front hands connections over Unix SOCK_SEQPACKET sockets, which macOS and
+            # Windows lack.
+            raise SystemExit("sdpa-sim: --num-procs above 1 needs Linux")
         raise SystemExit(serve_workers(options, workers))
     arguments = serve_arguments(options)
     from panel.command import main as panel_main

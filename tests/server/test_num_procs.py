@@ -30,6 +30,7 @@ from procs_support import (
     open_session,
     page_token,
     pid_running,
+    run_async,
     running_front,
     sdpa_sim_command,
     start_front,
@@ -271,18 +272,19 @@ def test_without_num_procs_sdpa_sim_runs_panel_serve_in_process_as_before(
     monkeypatch.setattr(front, "serve", lambda config: pytest.fail("no front without N > 1"))
     for argv in ([], ["--num-procs", "1"]):
         cli.main([*argv, "--port", "5299", "--address", "127.0.0.1"])
+    # The command line sdpa-sim ran before --num-procs existed.
     expected = [
         "panel",
         "serve",
         str(cli.MAIN),
-        "--index",
-        "main",
-        "--static-dirs",
-        f"assets={cli.STATIC_DIR}",
         "--port",
         "5299",
         "--address",
         "127.0.0.1",
+        "--index",
+        "main",
+        "--static-dirs",
+        f"assets={cli.STATIC_DIR}",
     ]
     assert calls == [expected, expected]
 
@@ -306,7 +308,8 @@ def test_a_worker_serves_the_app_as_one_process_does_on_a_unix_socket() -> None:
     parser = cli.build_parser()
     options = parser.parse_args(["--num-procs", "2", "--port", "5299", "--show"])
     arguments = cli.worker_arguments(options, 1, Path("/tmp/x/worker-1.sock"))
-    assert arguments[:3] == ["serve", str(cli.MAIN), "--index"]
+    assert arguments[:2] == ["serve", str(cli.MAIN)]
+    assert _values(arguments, "--index") == ["main"]
     assert _values(arguments, "--unix-socket") == ["/tmp/x/worker-1.sock"]
     assert f"assets={cli.STATIC_DIR}" in arguments
     # The public address's websocket origins: Bokeh's default for a port, made explicit.
@@ -373,7 +376,7 @@ def test_hand_offs_wait_while_a_busy_workers_queue_is_full() -> None:
             ours.close()
             theirs.close()
 
-    waiting, results, alive = asyncio.run(scenario())
+    waiting, results, alive = run_async(scenario(), 60)
     assert waiting > 0, "the queue should have filled"
     assert all(results) and alive
 
@@ -460,7 +463,7 @@ def test_the_front_peeks_until_the_head_is_complete() -> None:
         assert head == unread, "the worker reads the head the front peeked at"
         return head, waited, nothing, too_long
 
-    head, waited, nothing, too_long = asyncio.run(scenario())
+    head, waited, nothing, too_long = run_async(scenario(), 60)
     assert waited
     assert head == b"GET /main HTTP/1.1\r\nHost: x\r\n\r\n"
     assert nothing is None, "a client that left sends nothing to route"
