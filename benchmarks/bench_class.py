@@ -157,6 +157,10 @@ class Plan:
     echo: bool
     render_delay: float
     d_k: int
+    together: bool
+    """Students start moving together once all have arrived (else each once it arrived)."""
+    lesson_delay: float = 0.0
+    """Openers open the lesson a random 0–lesson_delay s after their document arrived."""
     temperature: float = 1.0
     flood_delay: float = 3.0
 
@@ -172,9 +176,15 @@ async def sleep_until(when: float) -> None:
 
 
 async def run_student(
-    plan: Plan, student: Student, start: float, report: multiprocessing.Queue
+    plan: Plan,
+    student: Student,
+    start: float,
+    report: multiprocessing.Queue,
+    everyone_here: asyncio.Event,
 ) -> dict[str, Any]:
-    """Arrive, open the lesson if the student does, move for ``plan.duration`` seconds."""
+    """Arrive, open the lesson if the student does, move for ``plan.duration`` seconds
+    (once ``everyone_here`` is set if the class moves together)."""
+    rng = random.Random(student.seed)
     await sleep_until(start + student.arrive)
     session = ProtocolSession(plan.url, origin=plan.origin, timeout=plan.timeout, echo=plan.echo)
     arrived = False
@@ -187,10 +197,13 @@ async def run_student(
             await asyncio.sleep(plan.render_delay)
         await session.send_document_ready()
         if student.opens_lesson:
+            await asyncio.sleep(rng.uniform(0, plan.lesson_delay))
             await open_lesson(session)
         arrived = True
         report.put(("arrived", student.index, time.monotonic()))
-        lags = await make_moves(session, plan, student)
+        if plan.together:
+            await everyone_here.wait()
+        lags = await make_moves(session, plan, rng)
         await session.wait_answered(timeout=plan.grace)
     except Exception as error:  # ProtocolError, tornado's HTTP and websocket errors…
         failure = f"{type(error).__name__}: {error}"
@@ -210,10 +223,9 @@ async def run_student(
     return summary
 
 
-async def make_moves(session: ProtocolSession, plan: Plan, student: Student) -> list[float]:
+async def make_moves(session: ProtocolSession, plan: Plan, rng: random.Random) -> list[float]:
     """Move d_k or temperature (at random) every 1/rate s; return how late each move was
     sent after its schedule (a client that cannot keep up shows here)."""
-    rng = random.Random(student.seed)
     d_k = session.index.slider("d_k")
     temperature = session.index.slider("temperature")
     walks = [
@@ -239,6 +251,7 @@ def student_worker(
     ready: multiprocessing.Queue,
     go: Any,
     start_at: Any,
+    all_arrived: Any,
     report: multiprocessing.Queue,
 ) -> None:
     """A client process: run ``students`` concurrently and report each one's summary."""
@@ -248,9 +261,22 @@ def student_worker(
     wall = time.monotonic()
 
     async def everyone() -> list[dict[str, Any]]:
+        everyone_here = asyncio.Event()
+
+        async def watch() -> None:
+            # One thread waits on the other processes' news for all of this process.
+            loop = asyncio.get_running_loop()
+            if await loop.run_in_executor(None, all_arrived.wait, plan.timeout * 4):
+                everyone_here.set()
+
+        watcher = asyncio.create_task(watch())
         summaries = await asyncio.gather(
-            *(run_student(plan, student, start_at.value, report) for student in students)
+            *(
+                run_student(plan, student, start_at.value, report, everyone_here)
+                for student in students
+            )
         )
+        watcher.cancel()
         # Sessions stay open until every student of this process is done: no session is
         # discarded (and garbage-collected by the server) while others still move.
         for summary in summaries:
@@ -573,7 +599,10 @@ async def run_class(args: argparse.Namespace, server: Server, plan: Plan) -> dic
     context = multiprocessing.get_context("spawn")
     samples = Samples()
     sampler = asyncio.create_task(sample_forever(server, samples))
-    warm = await warm_up(plan.url, plan)
+    # One warm-up session per worker process (a front or parent plus N workers: N): a
+    # new page goes to the least loaded worker, so each builds its first page untimed.
+    server_processes = len(server.tree())
+    warm = [await warm_up(plan.url, plan) for _ in range(max(1, server_processes - 1))]
     await asyncio.sleep(1.0)
     baseline = server.sample()
 
@@ -585,7 +614,7 @@ async def run_class(args: argparse.Namespace, server: Server, plan: Plan) -> dic
     processes = [
         context.Process(
             target=student_worker,
-            args=(plan, students[w::workers], ready, go, start_at, report),
+            args=(plan, students[w::workers], ready, go, start_at, all_arrived, report),
             daemon=True,
         )
         for w in range(workers)
@@ -629,7 +658,8 @@ async def run_class(args: argparse.Namespace, server: Server, plan: Plan) -> dic
             all_arrived.set()
     for process in processes:
         process.join(timeout=30)
-    await warm.close()
+    for session in warm:
+        await session.close()
     sampler.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await sampler
@@ -662,6 +692,11 @@ def summarise(
         for s in students
         if s["opens_lesson"] and s["times"]["lesson"] is not None
     ]
+    requested = [
+        s["times"]["lesson"] - s["times"]["lesson_requested"]
+        for s in students
+        if s["times"]["lesson"] is not None and s["times"]["lesson_requested"] is not None
+    ]
     pages = [
         s["times"]["page"] - s["times"]["started"]
         for s in students
@@ -682,6 +717,11 @@ def summarise(
 
     arriving = [move for move in moves if move["sent"] < arrived_at]
     steady = [move for move in moves if arrived_at <= move["sent"] < flood_start]
+    flood_arriving = (
+        [move for move in moves if flood_start <= move["sent"] < flood_window[0]]
+        if flood_window
+        else []
+    )
     flooded = (
         [move for move in moves if flood_window[0] <= move["sent"] <= flood_window[1]]
         if flood_window
@@ -699,7 +739,11 @@ def summarise(
 
     # Server CPU: the arrival window less the moves made in it, then the steady state.
     cpu_per_move = cpu_per_session = rss_per_session = None
-    steady_end = min(flood_start, max((move["sent"] for move in steady), default=arrived_at) + 1.0)
+    # Until the server has shown the last of these moves (or the flooding student comes).
+    steady_end = min(
+        flood_start,
+        max((move["answered"] or move["sent"] for move in steady), default=arrived_at),
+    )
     if all_arrived_at is not None and steady and steady_end - arrived_at > 2:
         steady_cpu = samples.cpu_between(arrived_at, steady_end)
         if steady_cpu is not None:
@@ -738,10 +782,12 @@ def summarise(
     return {
         "documents_s": spread(documents),
         "lessons_s": spread(lessons),
+        "lessons_after_request_s": spread(requested),
         "pages_s": spread(pages),
         "moves_ms": spread(latencies(moves), 1000),
         "moves_arriving_ms": spread(latencies(arriving), 1000),
         "moves_steady_ms": spread(latencies(steady), 1000),
+        "moves_flood_arriving_ms": spread(latencies(flood_arriving), 1000),
         "moves_flood_ms": spread(latencies(flooded), 1000),
         "moves_sent": len(moves),
         "moves_never_answered": len(moves) - len(answered),
@@ -809,21 +855,25 @@ async def churn(server: Server, plan: Plan, sessions: int, cycles: int, wait: fl
     before = rss_now()
     series: list[float] = []
     errors: list[str] = []
-    for cycle in range(cycles):
+    # Cycle 0 warms up (imports, shared caches, the allocator's arenas at this many
+    # sessions) and is left out of the slope: it is not what repeats every lesson.
+    for cycle in range(cycles + 1):
         outcomes = await asyncio.gather(*(one() for _ in range(sessions)))
         errors += [f"cycle {cycle}: {outcome}" for outcome in outcomes if outcome]
         await asyncio.sleep(wait)
         rss = rss_now()
         if rss is not None:
             series.append(rss)
-        print(f"  churn cycle {cycle + 1}/{cycles}: RSS {rss and round(rss, 1)} MiB", flush=True)
+        label = "warm-up cycle" if cycle == 0 else f"churn cycle {cycle}/{cycles}"
+        print(f"  {label}: RSS {rss and round(rss, 1)} MiB", flush=True)
     return {
         "sessions": sessions,
         "cycles": cycles,
         "wait_s": wait,
         "rss_before_mib": before,
-        "rss_mib": series,
-        "slope_mib_per_cycle": slope(series),
+        "rss_after_warm_up_mib": series[0] if series else None,
+        "rss_mib": series[1:],
+        "slope_mib_per_cycle": slope(series[1:]),
         "errors": errors,
     }
 
@@ -875,10 +925,18 @@ def table(report: dict[str, Any]) -> str:
         spread_row("page HTML (s)", class_run["pages_s"])
         spread_row("document arrival (s)", class_run["documents_s"], "document_p95")
         spread_row("lesson arrival (s)", class_run["lessons_s"], "lesson_p95")
+        if class_run["lessons_after_request_s"]["count"]:
+            spread_row("  after the student opened it", class_run["lessons_after_request_s"])
         spread_row("moves, all (ms)", class_run["moves_ms"], "move_p95", 0)
         spread_row("  sent while others arrived", class_run["moves_arriving_ms"], "", 0)
         spread_row("  sent after all arrived", class_run["moves_steady_ms"], "move_p95", 0)
         if class_run["flood"]:
+            spread_row(
+                "  sent as the flooding student arrived",
+                class_run["moves_flood_arriving_ms"],
+                "",
+                0,
+            )
             spread_row("  sent during the flood", class_run["moves_flood_ms"], "", 0)
         value_row(
             "moves never answered",
@@ -901,7 +959,9 @@ def table(report: dict[str, Any]) -> str:
         if flood:
             value_row(
                 "flood: last value shown after",
-                f"{fmt(flood['last_shown_s'])} s ({flood['images']} images)",
+                f"{fmt(flood['last_shown_s'])} s ({flood['images']} images, "
+                f"{fmt(flood['mib_received'], 0)} MiB; its client "
+                f"{fmt(flood['client_cpu_s'], 1)} s CPU)",
                 "flood_last",
                 flood["last_shown_s"],
             )
@@ -984,13 +1044,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="share of students who open the lesson (1.0)",
     )
     parser.add_argument(
+        "--lesson-delay",
+        type=float,
+        default=0.0,
+        help="openers open the lesson a random 0–X s after their document arrived "
+        "(0: at once, the most demanding)",
+    )
+    parser.add_argument(
+        "--move-start",
+        choices=("together", "arrival"),
+        help="students start moving together once all have arrived, or each once it has "
+        "(default: together when arriving at once, on arrival with --ramp)",
+    )
+    parser.add_argument(
         "--flood", action="store_true", help="one more student floods d_k at n = d_k = 1024"
     )
     parser.add_argument(
         "--flood-delay",
         type=float,
-        default=3.0,
-        help="seconds after everyone arrived before the flooding student arrives (3)",
+        default=8.0,
+        help="seconds after everyone arrived before the flooding student arrives (8)",
     )
     parser.add_argument(
         "--churn",
@@ -1043,6 +1116,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--lesson-fraction must be between 0 and 1")
     if args.rate <= 0:
         parser.error("--rate must be positive")
+    if args.move_start is None:
+        args.move_start = "arrival" if args.ramp else "together"
     return args
 
 
@@ -1072,6 +1147,8 @@ async def run(args: argparse.Namespace, server: Server) -> dict[str, Any]:
         echo=not args.no_echo,
         render_delay=args.render_delay,
         d_k=args.d_k,
+        together=args.move_start == "together",
+        lesson_delay=args.lesson_delay,
         flood_delay=args.flood_delay,
     )
     report: dict[str, Any] = {}
@@ -1100,11 +1177,18 @@ def main(argv: list[str] | None = None) -> None:
         report = asyncio.run(run(args, server))
         env = environment(server)
     env["load_average_before"] = load_before
-    header = (
-        f"sdpa-sim class load: {args.students} students "
+    scene = (
+        f"{args.students} students "
         + (f"arriving over {args.ramp:g} s" if args.ramp else "arriving at once")
-        + f", {args.rate:g} moves/s each for {args.duration:g} s, n = {args.n}, "
-        f"d_k = {args.d_k}, lesson opened by {args.lesson_fraction:.0%}; "
+        + f", {args.rate:g} moves/s each for {args.duration:g} s from "
+        + ("when all have arrived" if args.move_start == "together" else "their arrival")
+        + f", lesson opened by {args.lesson_fraction:.0%}"
+        + (" + flood" if args.flood else "")
+        if args.students
+        else "churn only"
+    )
+    header = (
+        f"sdpa-sim class load: {scene}; n = {args.n}, d_k = {args.d_k}; "
         f"{env['server_processes']} server process(es), {env['cpus']} CPUs, load average "
         f"{load_before[0]:.2f} → {env['load_average'][0]:.2f}; commit {env['commit']}"
         + (" + uncommitted app changes" if env["app_has_uncommitted_changes"] else "")
