@@ -8,7 +8,9 @@
 # package with its "test" extra, installs Debian's chromium when /usr/bin/chromium is
 # missing (the browser tests drive it through Playwright; `playwright install` is not used)
 # and Debian's nodejs when `node` is missing (the offline page's JavaScript kernel is tested
-# against the core under Node),
+# against the core under Node) and Debian's nginx when it is missing (tests/proxy runs two
+# app processes behind it with deploy/nginx.conf; the tests start their own nginx on a
+# loopback port, not the system service),
 # checks lint and format with ruff, and runs pytest with any arguments given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,8 +22,9 @@ venv=".venv-$version"
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium fonts-dejavu-core)
 command -v node >/dev/null || missing+=(nodejs)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "Installing Debian's ${missing[*]} for the browser and JavaScript kernel tests"
+  echo "Installing Debian's ${missing[*]} for the browser, JavaScript kernel and proxy tests"
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq

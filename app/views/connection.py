@@ -47,7 +47,9 @@ NOTICE_CSS = f"""
   border-left: 6px solid #c62828; border-radius: 8px;
   box-shadow: 0 10px 30px rgba(0, 0, 0, 0.35);
 }}
-#{NOTICE_ID} h2 {{ margin: 0 0 8px; font-size: 20px; line-height: 1.3; color: #b71c1c; }}
+#{NOTICE_ID} h2 {{
+  margin: 0 0 8px; font-size: 20px; font-weight: 700; line-height: 1.3; color: #b71c1c;
+}}
 #{NOTICE_ID} p {{ margin: 0 0 16px; font-size: 16px; line-height: 1.45; }}
 #{NOTICE_ID} button {{
   padding: 10px 22px; font: inherit; font-size: 16px; font-weight: 600;
