@@ -12,8 +12,8 @@ import weakref
 import panel as pn
 from bokeh.document import Document
 from bokeh.models import CustomJS
-from panel.io.state import set_curdoc
 from panel.io.resources import LOCAL_DIST
+from panel.io.state import set_curdoc
 
 from app.serving import serve_panel_css_locally
 from app.views.connection import (
