@@ -350,6 +350,12 @@ def start_cluster(nginx: Path, directory: Path, count: int = 2) -> Cluster:
     return Cluster(servers, proxy)
 
 
+def kill_server(server: AppServer) -> None:
+    """Kill an app process outright (SIGKILL): it dies as in a crash, saying nothing."""
+    server.process.kill()
+    server.process.wait(timeout=10)
+
+
 def stop_cluster(cluster: Cluster) -> None:
     """Stop nginx and every process still running."""
     stop_nginx(cluster.proxy)
