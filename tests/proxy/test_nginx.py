@@ -9,19 +9,26 @@ page: BokehJS opens the websocket with the page's query string.
 from __future__ import annotations
 
 import itertools
+import re
+import urllib.request
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from playwright.sync_api import Route, expect
-from proxy_support import ROUTE_COOKIE, AccessRecord, Cluster, NginxProxy, kill_server
+from proxy_support import (
+    PROBE_PATH,
+    ROUTE_COOKIE,
+    AccessRecord,
+    Cluster,
+    NginxProxy,
+    kill_server,
+)
 
 from app.controls_spec import D_K_GRID
 from app.views.connection import NOTICE_TITLE, RELOAD_LABEL
 
 if TYPE_CHECKING:
     from conftest import ClusterPages
-
-pytestmark = pytest.mark.browser
 
 D_K = "d_k (key dimension)"
 COURSE_SITE = "https://course.test"
@@ -62,6 +69,36 @@ def page_and_websocket(proxy: NginxProxy, seed: int) -> tuple[AccessRecord, Acce
     return page, websocket
 
 
+def routing_cookie_set(proxy: NginxProxy, cookie: str | None) -> str | None:
+    """The routing cookie's Set-Cookie header nginx answers a request with ``cookie``."""
+    headers = {"Cookie": f"{ROUTE_COOKIE}={cookie}"} if cookie is not None else {}
+    request = urllib.request.Request(f"{proxy.url}/{PROBE_PATH}", method="HEAD", headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.headers.get("Set-Cookie")
+
+
+def test_nginx_sets_a_routing_cookie_unless_a_valid_one_comes(cluster: Cluster) -> None:
+    """A first visit, or a cookie that is not one of nginx's ids, gets a new random key in
+    a cookie fit for a third-party iframe; a valid one is kept (no Set-Cookie)."""
+    keys = set()
+    for sent in (None, "not-a-key", "0" * 31, "A" * 32):
+        header = routing_cookie_set(cluster.proxy, sent)
+        assert header is not None, f"no new cookie for {sent!r}"
+        match = re.fullmatch(rf"{ROUTE_COOKIE}=([0-9a-f]{{32}}); (.*)", header)
+        assert match is not None, header
+        assert set(match[2].split("; ")) == {
+            "Path=/",
+            "HttpOnly",
+            "Secure",
+            "SameSite=None",
+            "Partitioned",
+        }
+        keys.add(match[1])
+    assert len(keys) == 4, "each new cookie is a new random key"
+    assert routing_cookie_set(cluster.proxy, keys.pop()) is None
+
+
+@pytest.mark.browser
 def test_pages_through_nginx_work_on_both_processes_each_with_its_websocket(
     cluster: Cluster, cluster_pages: ClusterPages
 ) -> None:
@@ -105,6 +142,7 @@ def test_pages_through_nginx_work_on_both_processes_each_with_its_websocket(
         assert "ServerConnection created" in server.log_text(), f"no session on {server.port}"
 
 
+@pytest.mark.browser
 def test_course_page_iframe_on_another_site_keeps_page_and_websocket_together(
     cluster: Cluster, cluster_pages: ClusterPages
 ) -> None:
@@ -148,6 +186,7 @@ def test_course_page_iframe_on_another_site_keeps_page_and_websocket_together(
     assert websocket.upstream == page_record.upstream
 
 
+@pytest.mark.browser
 def test_websocket_on_another_process_gets_the_linked_scene(
     cluster: Cluster, cluster_pages: ClusterPages
 ) -> None:
@@ -188,6 +227,7 @@ def test_websocket_on_another_process_gets_the_linked_scene(
     assert websocket.upstream == websocket_process
 
 
+@pytest.mark.browser
 def test_a_stopped_process_shows_its_pages_a_notice_and_new_sessions_go_on(
     own_cluster: Cluster, cluster_pages: ClusterPages
 ) -> None:
