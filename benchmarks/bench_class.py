@@ -2,8 +2,11 @@
 
 Each student is a protocol-level client (``tests/protocol_client.py``): it requests the
 page, opens its websocket, pulls the document, replays what a painted page sends back,
-sends ``document_ready``, opens the lesson, then moves the d_k and temperature sliders at
-``--rate`` moves per second for ``--duration`` seconds. The server builds and updates each
+sends ``document_ready``, opens the lesson (``--lesson-fraction`` of them), then moves the
+d_k and temperature sliders at ``--rate`` moves per second for ``--duration`` seconds:
+arriving at once, the class starts moving together once everyone has arrived (so arrivals
+and moves are measured apart); with ``--ramp``, each student as soon as it has arrived (so
+arrivals show in the moves of those already working). The server builds and updates each
 session exactly as for Chromium. Run it from the repository root::
 
     python benchmarks/bench_class.py --students 30            # starts its own server
@@ -27,9 +30,10 @@ What is measured, per run (``time.monotonic()`` in every process, so stamps comp
   heatmap never showed once the server had gone quiet. Moves are split by when they were
   sent: while students were still arriving, in steady state, during the flood.
 - server CPU per arriving session (arrival window, less the moves made in it) and per move
-  (steady state); RSS per session (after all arrived, over the RSS after a warm-up session,
+  (steady state, both parts of a move: the plots and the update after them); RSS per
+  session (after all arrived, over the RSS after a warm-up session per server process,
   which stays open so that no session is discarded during the run).
-- ``--flood``: once everyone has arrived, one more student at n = d_k = 1024 sends 500 d_k
+- ``--flood``: after everyone has arrived, one more student at n = d_k = 1024 sends 500 d_k
   changes in 2 s; when does its heatmap show the last one, and what happens meanwhile to
   the others' moves (p95 in steady state before it vs during it).
 - ``--churn S C``: C cycles of S sessions opened (lesson and two moves each) and closed;
@@ -939,7 +943,7 @@ def table(report: dict[str, Any]) -> str:
             )
             spread_row("  sent during the flood", class_run["moves_flood_ms"], "", 0)
         value_row(
-            "moves never answered",
+            f"moves never answered (within {report['grace_s']:g} s)",
             f"{class_run['moves_never_answered']} of {class_run['moves_sent']}",
         )
         value_row(
@@ -1151,7 +1155,7 @@ async def run(args: argparse.Namespace, server: Server) -> dict[str, Any]:
         lesson_delay=args.lesson_delay,
         flood_delay=args.flood_delay,
     )
-    report: dict[str, Any] = {}
+    report: dict[str, Any] = {"grace_s": args.grace}
     if args.students:
         report["class"] = await run_class(args, server, plan)
     if args.churn:

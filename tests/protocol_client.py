@@ -429,8 +429,9 @@ class ProtocolSession:
         self._reader: asyncio.Task[None] | None = None
         self._waiters: list[asyncio.Future[None]] = []
         self._awaiting_ok: dict[str, Move] = {}
-        self._attributed = (-1, -1, -1)
-        """Moves, OKs and heatmap patches counted when moves were last attributed."""
+        self._attributed: tuple[int, int, int, bool] | None = None
+        """Moves, answers and heatmap patches counted (and whether settled) when the moves
+        were last attributed: they are attributed again only when one of them changed."""
         self._acks = 0
         self._last_message = 0.0
         self._heatmap_sources: set[str] = set()
