@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 from collections.abc import Callable
 
 import pytest
@@ -35,7 +35,12 @@ class FakeClock:
 
 
 def run(scheduled: Callable) -> None:
-    asyncio.run(scheduled())
+    """Run a scheduled callback's coroutine to its end (it never awaits), without an event
+    loop: Playwright's sync API keeps one in this thread after a browser test."""
+    coroutine = scheduled()
+    with contextlib.suppress(StopIteration):
+        coroutine.send(None)
+    coroutine.close()
 
 
 def test_an_update_after_an_idle_spell_runs_on_the_next_tick() -> None:
