@@ -128,3 +128,143 @@ def cache_page_resources() -> bool:
         return False
     panel_server.bundle_resources = cached_bundle_resources(current)
     return True
+
+
+# --- Changes a page sends: only those the app expects, each checked --------------------------
+
+PAGE_CHANGE_HOOKS = ("_linked_properties", "_process_property_change")
+"""The members of Panel's ``Syncable`` that :class:`CheckedPageChanges` overrides."""
+
+PAGE_ERRORS = (TypeError, ValueError, IndexError, KeyError, OverflowError)
+"""What Panel's mapping of a value from the page raises when the value makes no sense."""
+
+_SHOWN_CHARACTERS = 120
+"""How much of a refused value's repr the log shows."""
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARACTERS else text[: _SHOWN_CHARACTERS - 1] + "…"
+
+
+class CheckedPageChanges:
+    """Mixin (first among the bases) for a Panel component whose changes from the page are
+    taken only for the properties in :attr:`page_properties`, each passing
+    :meth:`accepts_from_page`.
+
+    A client can send any value for any property of any model of its document. Panel
+    follows every linked property of a widget, and maps each value before param validates
+    it: an index the slider lacks raises in that mapping (or, at -1, silently becomes the
+    last option), and a value param refuses raises later; either way a traceback lands in
+    the server log and the page shows what the server does not. Here a property the page
+    of this app never changes (``options``, ``formatter``, …) is not followed at all, and a
+    refused value is logged in one line and answered by sending the component's current
+    value back (:meth:`page_change_refused`).
+
+    Panel internals used, checked against Panel 1.9 and 1.10 (panel-material-ui 0.16):
+    ``Syncable._linked_properties`` (the properties whose changes from the page Panel
+    listens to) and ``Syncable._process_property_change`` (property values → parameter
+    values, called by ``Syncable._process_events`` before ``param.update``). No upstream
+    issue asks for validation of page values before mapping; holoviz/panel#7482 is about
+    the same handling path. ``tests/model/test_page_values.py`` fails loudly when either
+    changes shape.
+    """
+
+    page_properties: tuple[str, ...] = ("value",)
+    """The Bokeh properties a page of this app changes on this component."""
+
+    @property
+    def _linked_properties(self) -> tuple[str, ...]:
+        linked = super()._linked_properties  # type: ignore[misc]
+        return tuple(name for name in linked if name in self.page_properties)
+
+    def accepts_from_page(self, name: str, value: object) -> bool:
+        """Whether the page's new ``value`` of property ``name`` may be taken (override)."""
+        return True
+
+    def page_change_refused(self, names: list[str], values: dict[str, Any]) -> None:
+        """Log the refused change in one line and send the current values back to the page."""
+        shown = ", ".join(f"{name}={_shown(values.get(name))}" for name in names)
+        log.warning("sdpa-sim: refused a change from a page to %s: %s", type(self).__name__, shown)
+        parameters = [name for name in names if name in self.param]  # type: ignore[attr-defined]
+        if parameters:
+            self.param.trigger(*parameters)  # type: ignore[attr-defined]
+
+    def _process_property_change(self, msg: dict[str, Any]) -> dict[str, Any]:
+        refused = [name for name, value in msg.items() if not self.accepts_from_page(name, value)]
+        if not refused:
+            try:
+                return super()._process_property_change(msg)  # type: ignore[misc]
+            except PAGE_ERRORS:
+                refused = list(msg)
+        self.page_change_refused(refused, msg)
+        return {}
+
+
+def page_change_hooks_present(cls: type) -> bool:
+    """Whether ``cls`` (a Panel component class) still has the members the mixin overrides,
+    and Panel's event handling still maps page values through ``_process_property_change``."""
+    from panel.reactive import Syncable
+
+    source = inspect.getsource(Syncable._process_events)
+    return (
+        all(hasattr(cls, name) for name in PAGE_CHANGE_HOOKS)
+        and isinstance(inspect.getattr_static(Syncable, "_linked_properties"), property)
+        and "self._process_property_change(events)" in source
+    )
+
+
+# --- Messages Bokeh refuses before any app code runs --------------------------------------
+
+REFUSED_MESSAGE_LOGGER = "bokeh.server.protocol_handler"
+"""Where Bokeh logs, with a traceback, a message from a page it could not handle."""
+
+REFUSED_MESSAGE_TEXT = "error handling message"
+"""The start of that log record's message (Bokeh 3.9 and 3.10)."""
+
+
+class RefusedPatchFilter(logging.Filter):
+    """Turns Bokeh's traceback for a page's change it refused into one warning line.
+
+    A PATCH-DOC is a page telling the server about changes it made; Bokeh validates and
+    applies it before Panel or the app see anything, and answers one it cannot take (a value
+    of the wrong type, an unknown model or attribute, a malformed event) with an ERROR
+    message. That is the right answer to a hostile or broken client, but Bokeh also logs it
+    at ERROR level with the whole message and a traceback, so any client could fill the log
+    with tracebacks that are no fault of the server. Other messages keep their traceback.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite a refused PATCH-DOC record in place; always let the record through."""
+        message = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        if (
+            isinstance(record.msg, str)
+            and record.msg.startswith(REFUSED_MESSAGE_TEXT)
+            and record.exc_info
+            and getattr(message, "msgtype", None) == "PATCH-DOC"
+        ):
+            error = record.exc_info[1]
+            record.msg = "sdpa-sim: refused a change from a page: %s"
+            record.args = (_shown(error),)
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno = logging.WARNING
+            record.levelname = logging.getLevelName(logging.WARNING)
+        return True
+
+
+def quiet_refused_patches() -> None:
+    """Install :class:`RefusedPatchFilter` on Bokeh's protocol handler logger (idempotent)."""
+    logger = logging.getLogger(REFUSED_MESSAGE_LOGGER)
+    if not any(isinstance(existing, RefusedPatchFilter) for existing in logger.filters):
+        logger.addFilter(RefusedPatchFilter())
+
+
+def refused_message_logging_checked() -> bool:
+    """Whether Bokeh still logs a message it could not handle as the filter expects."""
+    import bokeh.server.protocol_handler as protocol_handler
+
+    source = inspect.getsource(protocol_handler.ProtocolHandler.handle)
+    return protocol_handler.log.name == REFUSED_MESSAGE_LOGGER and (
+        f'log.error("{REFUSED_MESSAGE_TEXT}' in source
+    )

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import panel as pn
 import panel_material_ui as pmui
 
+from app.compat import CheckedPageChanges
 from app.controls_spec import (
     D_K_BOUNDS,
     D_K_GRID,
@@ -44,6 +45,10 @@ def bind(
     so an exact value set elsewhere is not rounded away by its own echo. A state change is
     shown through ``later``: the widget the student did not touch (the exact d_k box under
     the d_k slider, say) can follow after the plots have been sent.
+
+    A widget value comes from the page, so from any client: it goes through
+    :meth:`SimulationState.coerce` (clamped into range, or refused), and the widget is put
+    back where the state is whenever it shows something else.
     """
     widget.value = to_widget(getattr(state, name))
     # Panel holds every widget change 50 ms before handling it, to batch bursts, and flags
@@ -60,46 +65,69 @@ def bind(
         shown = True
         widget.value = to_widget(getattr(state, name))
 
-    def from_state(event: object) -> None:
+    def show_later(event: object = None) -> None:
         nonlocal shown
         if shown:  # one update for all the moves made before it runs
             shown = False
             later(show_state)
 
     def from_widget(event: object) -> None:
+        if to_widget(getattr(state, name)) == widget.value:
+            return
+        value = state.coerce(name, widget.value)
+        if value is not None:
+            setattr(state, name, value)
+        # Refused, clamped, or equal to the state already (no state event then): Panel
+        # does not send a value back to the page while handling its change, so later.
         if to_widget(getattr(state, name)) != widget.value:
-            setattr(state, name, widget.value)
+            show_later()
 
-    state.param.watch(from_state, name)
+    state.param.watch(show_later, name)
     widget.param.watch(from_widget, "value")
     return widget
 
 
-class GridSlider(DesignOnStylesheetChange, pmui.DiscreteSlider):
+class GridSlider(CheckedPageChanges, DesignOnStylesheetChange, pmui.DiscreteSlider):
     """A slider over a fixed grid of values whose position is followed as it moves.
 
     The page reports each move twice, as ``value`` and, for the released position,
-    ``value_throttled``. Only ``value`` is bound to the state here, so the second report
-    stays in the page: handling it cost the server ~0.8 ms per key press for nothing.
+    ``value_throttled``. Only ``value`` is followed (and bound to the state), so the second
+    report stays in the page: handling it cost the server ~0.8 ms per key press for nothing.
+    A position is an index into the grid: anything else (-1, past the end, a fraction, a
+    string) is refused rather than mapped, where -1 would have been the last option.
     """
 
-    @property
-    def _linked_properties(self) -> tuple[str, ...]:
-        return tuple(name for name in super()._linked_properties if name != "value_throttled")
+    page_properties = ("value",)
+
+    def accepts_from_page(self, name: str, value: object) -> bool:
+        """Only a whole-number index of one of the slider's positions."""
+        return type(value) is int and 0 <= value < len(self.options)
 
 
-class WholeNumberInput(DesignOnStylesheetChange, pmui.IntInput):
+class WholeNumberInput(CheckedPageChanges, DesignOnStylesheetChange, pmui.IntInput):
     """Material UI's whole-number box, without Panel's design lookup on each new value.
 
-    Its bounds only flow from the server to the page (the page never changes them), so a
-    new bound set inside the app's ``pn.io.hold()`` is not taken, once the hold releases
-    it, for a change from the page and handled a second time (~1 ms on an n move for the
-    row comparison's query box).
+    Only its value is followed from the page: in particular its bounds only flow from the
+    server to the page, so a new bound set inside the app's ``pn.io.hold()`` is not taken,
+    once the hold releases it, for a change from the page and handled a second time (~1 ms
+    on an n move for the row comparison's query box). Bokeh lets only whole numbers (or
+    none, an emptied box) through; :func:`bind` clamps them or puts the box back.
     """
 
-    @property
-    def _linked_properties(self) -> tuple[str, ...]:
-        return tuple(name for name in super()._linked_properties if name not in ("start", "end"))
+
+class Toggle(CheckedPageChanges, pmui.Switch):
+    """Material UI's switch, following only its value from the page (Bokeh lets only
+    booleans through)."""
+
+
+class ChoiceSelect(CheckedPageChanges, pmui.Select):
+    """Material UI's select, following only its value from the page; a label it does not
+    list is refused."""
+
+
+class ChoiceButtons(CheckedPageChanges, pmui.RadioButtonGroup):
+    """Material UI's radio button group, following only its value from the page; a label it
+    does not list is refused."""
 
 
 def _log_slider(label: str, grid: list, formatter: str) -> GridSlider:
@@ -110,7 +138,7 @@ def build_controls(state: SimulationState, later: Later = run_now) -> list[pn.vi
     """The widgets of the sidebar, top to bottom, bound to ``state``; ``later`` runs their
     updates from the state (see :func:`bind`)."""
     preset = bind(
-        pmui.Select(
+        ChoiceSelect(
             label="preset scene",
             options={"(none: set the controls yourself)": "", **preset_options()},
             sizing_mode="stretch_width",
@@ -153,9 +181,9 @@ def build_controls(state: SimulationState, later: Later = run_now) -> list[pn.vi
         lambda value: nearest_on_grid(value, N_GRID),
         later=later,
     )
-    scaled = bind(pmui.Switch(label="scale by 1/√d_k"), state, "scaled", later=later)
+    scaled = bind(Toggle(label="scale by 1/√d_k"), state, "scaled", later=later)
     view = bind(
-        pmui.RadioButtonGroup(
+        ChoiceButtons(
             label="heatmap view",
             options=list(VIEWS),
             sizing_mode="stretch_width",
@@ -164,7 +192,7 @@ def build_controls(state: SimulationState, later: Later = run_now) -> list[pn.vi
         "view",
         later=later,
     )
-    causal = bind(pmui.Switch(label="causal mask"), state, "causal", later=later)
+    causal = bind(Toggle(label="causal mask"), state, "causal", later=later)
     seed = bind(
         WholeNumberInput(
             label="seed", start=SEED_BOUNDS[0], end=SEED_BOUNDS[1], sizing_mode="stretch_width"

@@ -12,12 +12,13 @@ from bokeh.events import Tap
 from panel.io.location import Location
 from panel.util import edit_readonly
 
+from app.compat import CheckedPageChanges
 from app.controls import build_controls
 from app.flow import grid, side_by_side, sidebar_layout
 from app.lesson import LessonSections
 from app.model import CONTROLS, SimulationModel
 from app.presets import PRESETS
-from app.query import parse_embed
+from app.query import compose_search, parse_embed
 from app.share import build_share_controls
 from app.state import SimulationState
 from app.ticks import Later, Paced, next_tick, run_now
@@ -47,23 +48,97 @@ INTRO = (
 QueryArgs = Mapping[str, Sequence[bytes | str] | bytes | str]
 
 
-class SafeLocation(Location):
-    """Panel's Location without its crash on an all-digit query value over 4300 digits.
+LOCATION_PREFIXES = {"pathname": "/", "search": "?", "hash": "#"}
+"""What these Location parameters start with when not empty (Panel's regexes for them)."""
 
-    Panel's ``parse_query`` int()s every all-digit value, and Python refuses to convert more
-    than 4300 digits: the session fails when the Location is created and again when the
-    browser syncs it. Such a value is kept as text here; the app's own parser ignores it.
+
+def location_params(protocol: str | None, host: str | None, uri: str | None) -> dict[str, str]:
+    """Location parameters (``href``, ``hostname``, ``port``, ``pathname``, ``search``,
+    ``hash``, ``protocol``) for a request, as the browser's ``window.location`` has them.
+
+    Panel's own parser splits the URI on ``?`` and the Host on ``:``, so a ``?`` inside the
+    query (``?d_k=8&ref=https://course.example/page?id=3``, ``??d_k=5``) or an IPv6 Host
+    (``[::1]:5006``) failed the page. Here the query starts at the first ``?`` (the rest,
+    further ``?`` included, is the query, as Tornado reads it) and the hash at the first
+    ``#``; a bracketed IPv6 host keeps its brackets, as ``location.hostname`` does; a port
+    that is not a number is left out. Never raises.
     """
+    params: dict[str, str] = {}
+    if protocol:
+        params["protocol"] = f"{protocol}:"
+    if host:
+        if host.startswith("["):
+            hostname, _, rest = host.partition("]")
+            hostname += "]"
+            port = rest[1:] if rest.startswith(":") else ""
+        elif host.count(":") == 1:
+            hostname, _, port = host.partition(":")
+        else:
+            hostname, port = host, ""
+        params["hostname"] = hostname
+        params["port"] = port if port.isascii() and port.isdigit() else ""
+    if uri:
+        scheme, separator, after = uri.partition("://")
+        if separator and scheme.lower() in ("http", "https"):
+            # An absolute-form request target: the path starts after the authority.
+            authority_end = min((i for i in map(after.find, "/?#") if i >= 0), default=len(after))
+            uri = after[authority_end:]
+        rest, _, fragment = uri.partition("#")
+        path, mark, query = rest.partition("?")
+        params["pathname"] = path if path.startswith("/") else f"/{path}"
+        params["search"] = f"?{query}" if mark and query else ""
+        params["hash"] = f"#{fragment}" if fragment else ""
+    authority = f"//{host}" if host else ""
+    parts = (params.get(name, "") for name in ("pathname", "search", "hash"))
+    params["href"] = params.get("protocol", "") + authority + "".join(parts)
+    return params
+
+
+class SafeLocation(CheckedPageChanges, Location):
+    """Panel's Location, built from a request with :func:`location_params` and guarded
+    against what a page sends back.
+
+    ``query_params`` gives the raw text of each parameter: Panel's parses every value (an
+    all-digit value of over 4300 digits failed the session, ``[…]`` went through
+    ``ast.literal_eval``) and the app reads its parameters itself (:mod:`app.query`). The
+    page may only change the address's parts, each as text of the right form; ``reload``
+    and anything else stay as the server set them.
+    """
+
+    page_properties = ("href", "hostname", "pathname", "protocol", "port", "search", "hash")
+
+    @classmethod
+    def from_request(cls, request: object) -> SafeLocation:
+        """The Location of the page ``request`` (a Bokeh session's request) asked for."""
+        location = cls()
+        if request is None:
+            return location
+        params = location_params(
+            getattr(request, "protocol", None),
+            getattr(request, "host", None),
+            getattr(request, "uri", None),
+        )
+        with edit_readonly(location):
+            location.param.update(params)
+        return location
 
     @property
     def query_params(self) -> dict:
-        try:
-            return super().query_params
-        except ValueError:
-            return dict(urllib.parse.parse_qsl(self.search[1:]))
+        """The query's parameters as text, the last of a repeated name winning."""
+        return dict(urllib.parse.parse_qsl(self.search[1:], keep_blank_values=True))
+
+    def accepts_from_page(self, name: str, value: object) -> bool:
+        """Text only, starting as the parameter's regex asks (Panel would raise otherwise)."""
+        if not isinstance(value, str):
+            return False
+        prefix = LOCATION_PREFIXES.get(name)
+        if prefix is None or value == "":
+            return True
+        # In an iframe made from ``srcdoc`` the browser's pathname is "srcdoc".
+        return value.startswith(prefix) or (name == "pathname" and value == "srcdoc")
 
 
-def session_location() -> Location | None:
+def session_location() -> SafeLocation | None:
     """A :class:`SafeLocation` for the current server session; None outside a server."""
     if not _served():
         return None
@@ -231,12 +306,17 @@ class SimulationApp:
 
     def _pick_row(self, event: Tap) -> None:
         """A click on the heatmap picks that query row for the row comparison."""
-        if event.y is not None and 0 <= event.y < self.state.n:
-            self.state.row = int(event.y)
+        # The event's coordinates come from the page, as any client sent them.
+        y = event.y
+        if isinstance(y, int | float) and not isinstance(y, bool) and 0 <= y < self.state.n:
+            self.state.row = int(y)
 
     def _write_url(self) -> None:
+        # The whole query is composed here rather than by Panel's ``update_query``, which
+        # re-encodes every parameter it parsed (``id=007`` became ``id=7``) and keeps
+        # Bokeh's own (``bokeh-session-id``).
         if self.location is not None:
-            self.location.update_query(**self.state.query())
+            self.location.search = compose_search(self.location.search, self.state.query())
 
     def _plots(self) -> pn.viewable.Viewable:
         heatmap = pn.pane.Bokeh(self.heatmap.figure, sizing_mode="stretch_width")

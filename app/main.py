@@ -2,6 +2,7 @@
 
 import panel as pn
 
+from app.compat import quiet_refused_patches
 from app.layout import build_app, session_location
 from app.panel_tuning import tune_process
 from app.serving import serve_panel_css_locally
@@ -11,11 +12,14 @@ from app.views.connection import add_connection_notice
 # editors, ...), which it never uses.
 pn.extension()
 tune_process()
+# A change a client sends that Bokeh refuses is logged in one line, not with a traceback.
+quiet_refused_patches()
 # Behind a proxy the session may come from a websocket that reached another process than
 # the page (deploy/README.md): its Panel stylesheets must still come from this server.
 serve_panel_css_locally(pn.state.curdoc)
 
-# Hand Panel our own Location: its default one crashes on a 4300+-digit query value.
+# Hand Panel our own Location: its default one fails on a `?` inside the query, an IPv6
+# Host, or a 4300+-digit query value.
 location = session_location()
 build_app(pn.state.session_args, location=location).servable(location=location or True)
 # In any layout: a notice with a Reload button once the server stops answering.

@@ -1,15 +1,31 @@
 """Untrusted URL query values → valid control values, with a friendly notice for each fix.
 
 Every value is text from whoever wrote the link: it is parsed, clamped into range or
-ignored, and never echoed back except as a short, character-filtered excerpt.
+ignored, and never echoed back except as a short, character-filtered excerpt. The offline
+page (``app/export/query.js``) reads links with the same rules, handed to it as data by
+:func:`query_spec`; the tests compare the two value for value.
+
+The rules, for both pages:
+
+* Numbers are read as Python's ``float()`` reads them: ASCII or any other Unicode decimal
+  digits (``٣٢`` and ``３２`` are 32, as they are to ``int()``), a sign, a decimal point,
+  an exponent, ``_`` between digits; ``inf`` and ``nan`` are refused as not finite.
+  Whole-number parameters round a fraction half to even; values out of range are clamped.
+* Words (true/false, views, presets) are matched after ``strip()`` and ``lower()``.
+* A value over :data:`MAX_VALUE_LENGTH` characters is refused unread; when a name repeats
+  the last value wins; unknown names are ignored silently (course pages add their own).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+import sys
+import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import unquote_plus, urlencode
 
 from app.controls_spec import (
     D_K_BOUNDS,
@@ -24,8 +40,47 @@ from app.presets import PRESETS
 MAX_VALUE_LENGTH = 64
 """Longer query values are refused unread."""
 
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
+
+RESERVED_PREFIX = "bokeh-"
+"""Query names Bokeh reads for its own use (session ids, tokens, resource addresses): the
+URL the app writes never carries them, whatever the page was opened with."""
+
+QueryArgs = Mapping[str, Sequence[bytes | str] | bytes | str]
+"""Query arguments as Tornado and ``pn.state.session_args`` hold them (name → values)."""
+
+
+@dataclass(frozen=True)
+class QueryParameter:
+    """One URL parameter the app reads; its name is also the SimulationState parameter's."""
+
+    name: str
+    kind: str
+    """``integer``, ``number``, ``boolean`` or ``choice``."""
+    bounds: tuple[float, float] | None = None
+    """Smallest and largest value of a number."""
+    choices: tuple[str, ...] = ()
+    """The words a ``choice`` takes."""
+    blank: bool = False
+    """Whether an empty value is a valid ``choice`` (``preset=``: no preset)."""
+
+
+PARAMETERS: tuple[QueryParameter, ...] = (
+    # First: a link may name a scene and then change some of its controls.
+    QueryParameter("preset", "choice", choices=tuple(PRESETS), blank=True),
+    QueryParameter("d_k", "integer", D_K_BOUNDS),
+    QueryParameter("temperature", "number", TEMPERATURE_BOUNDS),
+    QueryParameter("n", "integer", N_BOUNDS),
+    QueryParameter("scaled", "boolean"),
+    QueryParameter("view", "choice", choices=tuple(VIEWS)),
+    QueryParameter("causal", "boolean"),
+    QueryParameter("seed", "integer", SEED_BOUNDS),
+    QueryParameter("row", "integer", ROW_BOUNDS),
+)
+"""The parameters the app reads and writes, in the order the URL shows them."""
+
+PARAMETER_NAMES = tuple(parameter.name for parameter in PARAMETERS)
 
 
 @dataclass
@@ -37,8 +92,12 @@ class ParsedQuery:
 
 
 def excerpt(text: str, limit: int = 20) -> str:
-    """A short, safe excerpt of untrusted text: letters, digits and ``.+-_`` only."""
-    safe = re.sub(r"[^A-Za-z0-9.+\-_]", "", text)
+    """A short, safe excerpt of untrusted text: ASCII letters, digits and ``.+-_?`` only.
+
+    The notice is shown as HTML by the page's alert: nothing that could make markup or an
+    entity (``<>&;"'``), a link (``:/``) or a bidirectional trick survives.
+    """
+    safe = re.sub(r"[^A-Za-z0-9.+\-_?]", "", text)
     return safe[:limit] + ("…" if len(safe) > limit else "")
 
 
@@ -65,77 +124,58 @@ def _clamped(name: str, number: float, bounds: tuple[float, float], notices: lis
     return number
 
 
-def _integer(bounds: tuple[int, int]) -> Callable[[str, str, list[str]], object]:
-    def parse(name: str, text: str, notices: list[str]) -> int | None:
-        number = _number(name, text, notices)
-        if number is None:
-            return None
-        if not number.is_integer():
-            rounded = round(number)
-            notices.append(f"{name} must be a whole number; {number:g} was rounded to {rounded}.")
-            number = rounded
-        return int(_clamped(name, number, bounds, notices))
-
-    return parse
-
-
-def _temperature(name: str, text: str, notices: list[str]) -> float | None:
+def _integer(parameter: QueryParameter, text: str, notices: list[str]) -> int | None:
+    name = parameter.name
     number = _number(name, text, notices)
-    return None if number is None else _clamped(name, number, TEMPERATURE_BOUNDS, notices)
+    if number is None:
+        return None
+    if not number.is_integer():
+        rounded = round(number)
+        notices.append(f"{name} must be a whole number; {number:g} was rounded to {rounded}.")
+        number = rounded
+    assert parameter.bounds is not None
+    return int(_clamped(name, number, parameter.bounds, notices))
 
 
-def _boolean(name: str, text: str, notices: list[str]) -> bool | None:
-    word = text.strip().lower()
-    if word in _TRUE:
+def _real(parameter: QueryParameter, text: str, notices: list[str]) -> float | None:
+    number = _number(parameter.name, text, notices)
+    if number is None:
+        return None
+    assert parameter.bounds is not None
+    return _clamped(parameter.name, number, parameter.bounds, notices)
+
+
+def _boolean(parameter: QueryParameter, text: str, notices: list[str]) -> bool | None:
+    word = text.lower()
+    if word in TRUE_WORDS:
         return True
-    if word in _FALSE:
+    if word in FALSE_WORDS:
         return False
-    notices.append(f"{name}: “{excerpt(text)}” is not true or false, so it was ignored.")
+    notices.append(f"{parameter.name}: “{excerpt(text)}” is not true or false, so it was ignored.")
     return None
 
 
-def _view(name: str, text: str, notices: list[str]) -> str | None:
-    word = text.strip().lower()
-    if word in VIEWS:
+def _choice(parameter: QueryParameter, text: str, notices: list[str]) -> str | None:
+    word = text.lower()
+    if word in parameter.choices or (parameter.blank and word == ""):
         return word
-    choices = ", ".join(VIEWS)
-    notices.append(f"{name}: “{excerpt(text)}” is not one of {choices}, so it was ignored.")
+    listed = ", ".join(parameter.choices)
+    shown = excerpt(text)
+    notices.append(f"{parameter.name}: “{shown}” is not one of {listed}, so it was ignored.")
     return None
 
 
-def _preset(name: str, text: str, notices: list[str]) -> str | None:
-    word = text.strip().lower()
-    if word in PRESETS or word == "":
-        return word
-    choices = ", ".join(PRESETS)
-    notices.append(f"{name}: “{excerpt(text)}” is not one of {choices}, so it was ignored.")
-    return None
-
-
-PARSERS: dict[str, Callable[[str, str, list[str]], object]] = {
-    "preset": _preset,
-    "d_k": _integer(D_K_BOUNDS),
-    "temperature": _temperature,
-    "n": _integer(N_BOUNDS),
-    "scaled": _boolean,
-    "view": _view,
-    "causal": _boolean,
-    "seed": _integer(SEED_BOUNDS),
-    "row": _integer(ROW_BOUNDS),
-}
-"""Query parameter → parser; the names are also the SimulationState parameter names.
-
-``preset`` comes first: a link may name a scene and then change some of its controls."""
+_READERS = {"integer": _integer, "number": _real, "boolean": _boolean, "choice": _choice}
 
 
 def _text(raw: Sequence[bytes | str] | bytes | str) -> str:
-    if isinstance(raw, (bytes, str)):
+    if isinstance(raw, bytes | str):
         raw = [raw]
     last = raw[-1] if raw else ""
     return last.decode("utf-8", errors="replace") if isinstance(last, bytes) else str(last)
 
 
-def parse_query(args: Mapping[str, Sequence[bytes | str] | bytes | str]) -> ParsedQuery:
+def parse_query(args: QueryArgs) -> ParsedQuery:
     """Parse untrusted query arguments (as in ``pn.state.session_args``) into control values.
 
     Unknown names are ignored silently (course pages add their own); a known name with a
@@ -143,18 +183,18 @@ def parse_query(args: Mapping[str, Sequence[bytes | str] | bytes | str]) -> Pars
     last value wins. Never raises for any input.
     """
     parsed = ParsedQuery()
-    for name, parser in PARSERS.items():
-        if name not in args:
+    for parameter in PARAMETERS:
+        if parameter.name not in args:
             continue
-        text = _text(args[name]).strip()
+        text = _text(args[parameter.name]).strip()
         if len(text) > MAX_VALUE_LENGTH:
             parsed.notices.append(
-                f"{name}: the value is {len(text)} characters long, so it was ignored."
+                f"{parameter.name}: the value is {len(text)} characters long, so it was ignored."
             )
             continue
-        value = parser(name, text, parsed.notices)
+        value = _READERS[parameter.kind](parameter, text, parsed.notices)
         if value is not None:
-            parsed.values[name] = value
+            parsed.values[parameter.name] = value
     return parsed
 
 
@@ -167,8 +207,60 @@ def format_query_value(value: object) -> str:
     return str(value)
 
 
-def parse_embed(args: Mapping[str, Sequence[bytes | str] | bytes | str]) -> bool:
+def parse_embed(args: QueryArgs) -> bool:
     """Whether the query asks for the compact embed layout (``embed=true``); never raises."""
     if "embed" not in args:
         return False
-    return _text(args["embed"]).strip().lower() in _TRUE
+    return _text(args["embed"]).strip().lower() in TRUE_WORDS
+
+
+def compose_search(current: str, values: Mapping[str, str]) -> str:
+    """The URL query (``?…``) the app writes: ``values`` first, in their order, then every
+    parameter of ``current`` (the page's query) that the app does not write, byte for byte
+    and in its order.
+
+    A course page's own parameters (``id=007``, ``ref=…?x=1``, ``foo=[1,2,3]``) thus come
+    back exactly as it sent them. Names are compared decoded, as Tornado reads them
+    (``d%5Fk`` is ``d_k``); Bokeh's reserved ``bokeh-…`` names are always dropped.
+    """
+    kept = []
+    for piece in current.removeprefix("?").split("&"):
+        if not piece:
+            continue
+        name = unquote_plus(piece.partition("=")[0])
+        if name in values or name.lower().startswith(RESERVED_PREFIX):
+            continue
+        kept.append(piece)
+    return "?" + "&".join(filter(None, [urlencode(dict(values)), *kept]))
+
+
+@functools.cache
+def _unicode_tables() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Every Unicode decimal digit zero (each begins a run 0–9) and every space, by code point."""
+    characters = [chr(c) for c in range(sys.maxunicode + 1)]
+    zeros = tuple(ord(c) for c in characters if unicodedata.decimal(c, None) == 0)
+    return zeros, tuple(ord(c) for c in characters if c.isspace())
+
+
+def query_spec() -> dict:
+    """The rules above as data, for the offline page's query.js (one source of truth)."""
+    return {
+        "parameters": [
+            {
+                "name": parameter.name,
+                "kind": parameter.kind,
+                "bounds": list(parameter.bounds) if parameter.bounds else None,
+                "choices": list(parameter.choices),
+                "blank": parameter.blank,
+            }
+            for parameter in PARAMETERS
+        ],
+        "true": list(TRUE_WORDS),
+        "false": list(FALSE_WORDS),
+        "maxLength": MAX_VALUE_LENGTH,
+        "reservedPrefix": RESERVED_PREFIX,
+        # What float() and str.strip() treat as digits and as space, from this Python's
+        # Unicode tables: JavaScript's differ, and have no digit values at all.
+        "digitZeros": list(_unicode_tables()[0]),
+        "spaces": list(_unicode_tables()[1]),
+    }

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+import numbers
 
 import param
 
@@ -18,7 +19,7 @@ from app.controls_spec import (
     VIEWS,
 )
 from app.presets import PRESETS, apply_preset, preset_matches
-from app.query import PARSERS, format_query_value, parse_query
+from app.query import PARAMETER_NAMES, QueryArgs, format_query_value, parse_query
 
 CONTROL_NAMES = ("d_k", "temperature", "n", "scaled", "view", "causal", "seed", "row")
 """The parameters a preset sets (every control)."""
@@ -60,7 +61,7 @@ class SimulationState(param.Parameterized):
         default="", doc="Plain-text explanation of the query values that were fixed or ignored."
     )
 
-    def apply_query(self, args: Mapping[str, Sequence[bytes | str] | bytes | str]) -> None:
+    def apply_query(self, args: QueryArgs) -> None:
         """Set the controls from untrusted query arguments; explain what was fixed in ``notice``.
 
         A ``preset`` is applied first, so the link's other values override parts of it.
@@ -87,4 +88,34 @@ class SimulationState(param.Parameterized):
 
     def query(self) -> dict[str, str]:
         """The controls as URL query values, in the order the URL shows them."""
-        return {name: format_query_value(getattr(self, name)) for name in PARSERS}
+        return {name: format_query_value(getattr(self, name)) for name in PARAMETER_NAMES}
+
+    def coerce(self, name: str, value: object) -> object | None:
+        """The value control ``name`` takes for ``value`` from an untrusted page (a widget's
+        value as a client sent it), or None when it cannot take it.
+
+        Numbers are clamped into the parameter's bounds; a whole-number control takes only
+        whole numbers; NaN, infinities, booleans for numbers and any other type are refused,
+        as is a choice not among the parameter's objects. Never raises.
+        """
+        parameter = self.param[name]
+        if isinstance(parameter, param.Boolean):
+            return value if isinstance(value, bool) else None
+        if isinstance(parameter, param.Selector):
+            return value if isinstance(value, str) and value in parameter.objects else None
+        if not isinstance(parameter, param.Number):
+            return None
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return None
+        if not isinstance(value, numbers.Integral):
+            value = float(value)
+            if not math.isfinite(value):
+                return None
+            if isinstance(parameter, param.Integer):
+                if not value.is_integer():
+                    return None
+                value = int(value)
+        low, high = parameter.bounds
+        # Compared as they are: an int of any size never goes through a float here.
+        clamped = min(max(value, low), high)
+        return int(clamped) if isinstance(parameter, param.Integer) else float(clamped)

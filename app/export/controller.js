@@ -17,7 +17,9 @@
   const DATA = CONFIG.data;
   const VIEW_NAMES = Object.keys(CONFIG.views);
   const GRIDS = { d_k: DATA.d_values, n: DATA.n_values, temperature: CONFIG.temperature_grid };
-  const URL_ORDER = ["d_k", "temperature", "n", "scaled", "view", "causal", "seed"];
+  const URL_ORDER = CONFIG.url_names;
+  /** The controls the page shows and the seed it keeps: what a preset is compared on. */
+  const PAGE_NAMES = [...Object.keys(CONFIG.defaults), "seed"];
 
   // Each derived part → the controls it depends on (app.model.INPUTS without the seed,
   // which an exported page fixes).
@@ -50,7 +52,9 @@
       this.k = Float64Array.from(K.float32FromBase64(DATA.k));
       this.dot = K.float32FromBase64(DATA.dot);
       this.raw = new Map();
-      this.state = { ...CONFIG.defaults, seed: DATA.seed };
+      this.state = { ...CONFIG.defaults, seed: DATA.seed, preset: "" };
+      /** The preset's values as the page shows them, while the controls still have them. */
+      this.scene = {};
       this.frames = {};
       this.updates = 0;
       this.pending = null;
@@ -194,6 +198,7 @@
         return;
       }
       Object.assign(this.state, changes);
+      this.leaveSceneIfMoved();
       const parts = new Set(
         Object.keys(INPUTS).filter((part) => INPUTS[part].some((name) => changed.includes(name))),
       );
@@ -292,16 +297,38 @@
       }
     }
 
-    /** Keep the URL in step with the state, as the served app does, so a link shares it. */
+    /**
+     * Keep the URL in step with the state, as the served app does, so a link shares it:
+     * the page's own parameters first, then the others exactly as the page was opened.
+     */
     writeUrl() {
-      const params = new URLSearchParams(root.location.search);
+      const values = {};
       for (const name of URL_ORDER) {
-        params.set(name, urlValue(name, this.state[name]));
+        values[name] = urlValue(name, this.state[name]);
       }
+      const search = Q.composeSearch(root.location.search, values, CONFIG.query.reservedPrefix);
       try {
-        root.history.replaceState(null, "", `?${params}${root.location.hash}`);
+        root.history.replaceState(null, "", `${search}${root.location.hash}`);
       } catch (error) {
         // Some hosts (sandboxed frames) refuse URL changes; the page works without them.
+      }
+    }
+
+    /** Show the preset scene's label and words, or hide them once left. */
+    showScene() {
+      const preset = CONFIG.presets[this.state.preset];
+      const scene = this.models.scene;
+      scene.text = preset ? `Preset scene: ${preset.label}. ${preset.description}` : "";
+      scene.visible = preset !== undefined;
+    }
+
+    /** A control moved away from the preset's value: the scene is left (app.state). */
+    leaveSceneIfMoved() {
+      const moved = Object.keys(this.scene).some((name) => this.state[name] !== this.scene[name]);
+      if (this.state.preset && moved) {
+        this.state.preset = "";
+        this.scene = {};
+        this.showScene();
       }
     }
 
@@ -313,11 +340,31 @@
 
     /** Read the URL, put the widgets there and compute everything once. */
     start() {
-      const limits = { d_values: DATA.d_values, n_max: DATA.n_max, seed: DATA.seed };
-      const { values, notices } = Q.parseQuery(root.location.search, CONFIG.query, limits);
-      Object.assign(this.state, values);
+      const limits = {
+        d_values: DATA.d_values,
+        n_max: DATA.n_max,
+        seed: DATA.seed,
+        controls: PAGE_NAMES,
+      };
+      const parsed = Q.parseQuery(root.location.search, CONFIG.query);
+      const { values, preset, scene, notices } = Q.applyQuery(
+        parsed.values,
+        CONFIG.presets,
+        limits,
+      );
+      // Only what the page shows (a link's row is for the served page's lesson).
+      for (const name of PAGE_NAMES) {
+        if (name in values) {
+          this.state[name] = values[name];
+        }
+      }
+      this.state.preset = preset;
+      this.scene = Object.fromEntries(
+        PAGE_NAMES.filter((name) => name in scene).map((name) => [name, scene[name]]),
+      );
       this.syncWidgets();
-      this.showNotices(notices);
+      this.showScene();
+      this.showNotices([...parsed.notices, ...notices]);
       const everything = new Set(Object.keys(INPUTS));
       this.compute(everything);
       this.render(everything);
@@ -352,9 +399,11 @@
         return null;
       }
       const { raw, scaled, weights } = page.frames;
+      const { preset, ...state } = page.state;
       return {
         updates: page.updates,
-        state: { ...page.state },
+        state,
+        preset,
         raw_std: raw.std,
         scaled_std: scaled.std,
         mean_max_weight: weights.meanMaxWeight,

@@ -18,12 +18,8 @@ from bokeh.models import CustomJS
 from bokeh.resources import INLINE
 
 from app.controls_spec import (
-    D_K_BOUNDS,
     D_K_DEFAULT,
-    N_BOUNDS,
     N_DEFAULT,
-    SEED_BOUNDS,
-    TEMPERATURE_BOUNDS,
     TEMPERATURE_GRID,
     VIEWS,
     nearest_on_grid,
@@ -33,7 +29,8 @@ from app.export.data import ExportData, payload
 from app.export.views import HISTOGRAM_HEADROOM, SHOWN_COLUMN, build_views
 from app.export.widgets import SLIDER_LABELS, build_widgets, controls_column
 from app.model import SimulationModel
-from app.query import MAX_VALUE_LENGTH
+from app.presets import PRESETS
+from app.query import query_spec
 from app.state import SimulationState
 from app.views.heatmap import (
     COLOUR_BAR_TITLES,
@@ -53,6 +50,10 @@ TITLE = "Scaled Dot-Product Attention: Score Matrix & √d_k Distribution"
 PAGE_CONTROLS = ("d_k", "temperature", "n", "scaled", "view", "causal")
 """The controls an exported page offers (the seed is fixed when it is exported)."""
 
+URL_NAMES = ("preset", *PAGE_CONTROLS, "seed")
+"""The query parameters the page writes into its URL, in the served app's order; it keeps
+the others (``row``, ``embed``, a course page's own) as they came."""
+
 
 def initial_state(data: ExportData) -> SimulationState:
     """The served app's default state, moved onto the page's slider positions."""
@@ -63,17 +64,15 @@ def initial_state(data: ExportData) -> SimulationState:
     )
 
 
-def query_spec() -> dict:
-    """What query.js needs to read a URL as app/query.py does: bounds, views, length limit."""
+def presets_spec() -> dict:
+    """The preset scenes of app/presets.py as data for query.js: key → label, words, values."""
     return {
-        "bounds": {
-            "d_k": list(D_K_BOUNDS),
-            "temperature": list(TEMPERATURE_BOUNDS),
-            "n": list(N_BOUNDS),
-            "seed": list(SEED_BOUNDS),
-        },
-        "views": list(VIEWS),
-        "maxLength": MAX_VALUE_LENGTH,
+        key: {
+            "label": preset.label,
+            "description": preset.description,
+            "values": dict(preset.values),
+        }
+        for key, preset in PRESETS.items()
     }
 
 
@@ -85,6 +84,8 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         "temperature_grid": TEMPERATURE_GRID,
         "views": VIEWS,
         "query": query_spec(),
+        "presets": presets_spec(),
+        "url_names": list(URL_NAMES),
         "heatmap": {
             "columns": VIEW_COLUMNS,
             "shown_column": SHOWN_COLUMN,

@@ -1,9 +1,14 @@
 /*
  * sdpa-sim export query: untrusted URL query values → valid control values, as
- * app/query.py parses them for the served app (same names, bounds, rounding and notice
- * wording), plus the limits of an exported page (its largest n and d_k, its d_k steps and
- * its fixed seed). A value is never echoed except as a short excerpt of letters, digits
- * and ".+-_". In the page it is window.SdpaQuery; under Node, module.exports.
+ * app/query.py reads them for the served app, from the rules app/query.py hands over as
+ * data (query_spec: the parameters in order with their kinds, bounds and choices, the
+ * true/false words, the length limit, and this Python's Unicode decimal digits and spaces),
+ * with the same notice wording. Then a preset is applied as SimulationState.apply_query
+ * applies it, and the values are fitted to an exported page (its largest n and d_k, its
+ * d_k steps and its fixed seed). The URL the page writes keeps every parameter it does not
+ * write byte for byte (app.query.compose_search). A value is never echoed except as a
+ * short excerpt of letters, digits and ".+-_?". In the page it is window.SdpaQuery; under
+ * Node, module.exports.
  */
 (function (root, factory) {
   const node = typeof module === "object" && module.exports;
@@ -18,38 +23,80 @@
 })(typeof globalThis !== "undefined" ? globalThis : this, function (text, kernel) {
   "use strict";
 
-  const TRUE = new Set(["1", "true", "yes", "on"]);
-  const FALSE = new Set(["0", "false", "no", "off"]);
-  // Python's str.isspace() characters, so strip() removes what the server's strip() does.
-  const SPACE =
-    "[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680" +
-    "\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
-  const STRIP = new RegExp(`^${SPACE}+|${SPACE}+$`, "g");
   // Python's float() syntax for ASCII text: digits may be grouped by single underscores.
   const DIGITS = "\\d(?:_?\\d)*";
   const DECIMAL = new RegExp(
     `^[+-]?(?:${DIGITS}\\.?(?:${DIGITS})?|\\.${DIGITS})(?:[eE][+-]?${DIGITS})?$`,
   );
   const SPECIAL = /^[+-]?(?:inf|infinity|nan)$/i;
+  const NON_ASCII = /[^\x00-\x7f]/;
   const g = (x) => text.formatGeneral(x, 6);
 
-  function strip(value) {
-    return value.replace(STRIP, "");
+  /** The spec's Unicode tables as a strip pattern and a sorted list of digit zeros. */
+  const tables = new WeakMap();
+  function unicode(spec) {
+    let found = tables.get(spec);
+    if (!found) {
+      const escaped = spec.spaces.map((c) => `\\u{${c.toString(16)}}`).join("");
+      found = {
+        strip: new RegExp(`^[${escaped}]+|[${escaped}]+$`, "gu"),
+        zeros: [...spec.digitZeros].sort((a, b) => a - b),
+      };
+      tables.set(spec, found);
+    }
+    return found;
   }
 
-  /** A short, safe excerpt of untrusted text: letters, digits and ".+-_" only. */
+  /** Python's str.strip(): the spec's spaces off both ends. */
+  function strip(value, spec) {
+    return value.replace(unicode(spec).strip, "");
+  }
+
+  /** Every Unicode decimal digit as its ASCII digit, as float() reads them (٣٢ → 32). */
+  function asciiDigits(value, spec) {
+    const zeros = unicode(spec).zeros;
+    let out = "";
+    for (const character of value) {
+      const code = character.codePointAt(0);
+      if (code < 0x80) {
+        out += character;
+        continue;
+      }
+      // The zero at or below this code point: digits come in runs of ten from a zero.
+      let low = 0;
+      let high = zeros.length - 1;
+      let zero = -1;
+      while (low <= high) {
+        const middle = (low + high) >> 1;
+        if (zeros[middle] <= code) {
+          zero = zeros[middle];
+          low = middle + 1;
+        } else {
+          high = middle - 1;
+        }
+      }
+      out += zero >= 0 && code - zero <= 9 ? String(code - zero) : character;
+    }
+    return out;
+  }
+
+  /** A short, safe excerpt of untrusted text: letters, digits and ".+-_?" only. */
   function excerpt(value, limit = 20) {
-    const safe = value.replace(/[^A-Za-z0-9.+\-_]/g, "");
+    const safe = value.replace(/[^A-Za-z0-9.+\-_?]/g, "");
     return safe.slice(0, limit) + (safe.length > limit ? "…" : "");
   }
 
-  /** Python's float(value) for ASCII text, or null where Python raises ValueError. */
-  function pythonFloat(value) {
-    if (DECIMAL.test(value)) {
-      return Number(value.replace(/_/g, ""));
+  /** Python's float(value), or null where Python raises ValueError. */
+  function pythonFloat(value, spec) {
+    const ascii = asciiDigits(value, spec);
+    if (NON_ASCII.test(ascii)) {
+      return null;
     }
-    if (SPECIAL.test(value)) {
-      return /nan/i.test(value) ? NaN : value.startsWith("-") ? -Infinity : Infinity;
+    if (DECIMAL.test(ascii)) {
+      return Number(ascii.replace(/_/g, ""));
+    }
+    if (SPECIAL.test(ascii)) {
+      return /nan/i.test(ascii) ? NaN : ascii.startsWith("-") ? -Infinity : Infinity;
     }
     return null;
   }
@@ -64,8 +111,8 @@
     return (floor % 2 === 0 ? floor : floor + 1) + 0;
   }
 
-  function number(name, value, notices) {
-    const parsed = pythonFloat(value);
+  function number(name, value, notices, spec) {
+    const parsed = pythonFloat(value, spec);
     if (parsed === null) {
       notices.push(`${name}: “${excerpt(value)}” is not a number, so it was ignored.`);
       return null;
@@ -93,9 +140,11 @@
     return value;
   }
 
-  function integer(bounds) {
-    return (name, value, notices) => {
-      let parsed = number(name, value, notices);
+  /** app/query.py's readers, by parameter kind: (parameter, stripped value, notices, spec). */
+  const READERS = {
+    integer(parameter, value, notices, spec) {
+      const name = parameter.name;
+      let parsed = number(name, value, notices, spec);
       if (parsed === null) {
         return null;
       }
@@ -106,55 +155,67 @@
         );
         parsed = rounded;
       }
-      return clamped(name, parsed, bounds, notices);
-    };
-  }
-
-  function real(bounds) {
-    return (name, value, notices) => {
-      const parsed = number(name, value, notices);
-      return parsed === null ? null : clamped(name, parsed, bounds, notices);
-    };
-  }
-
-  function boolean(name, value, notices) {
-    const word = strip(value).toLowerCase();
-    if (TRUE.has(word)) {
-      return true;
-    }
-    if (FALSE.has(word)) {
-      return false;
-    }
-    notices.push(`${name}: “${excerpt(value)}” is not true or false, so it was ignored.`);
-    return null;
-  }
-
-  function choice(options) {
-    return (name, value, notices) => {
-      const word = strip(value).toLowerCase();
-      if (options.includes(word)) {
+      return clamped(name, parsed, parameter.bounds, notices);
+    },
+    number(parameter, value, notices, spec) {
+      const parsed = number(parameter.name, value, notices, spec);
+      return parsed === null ? null : clamped(parameter.name, parsed, parameter.bounds, notices);
+    },
+    boolean(parameter, value, notices, spec) {
+      const word = value.toLowerCase();
+      if (spec.true.includes(word)) {
+        return true;
+      }
+      if (spec.false.includes(word)) {
+        return false;
+      }
+      notices.push(
+        `${parameter.name}: “${excerpt(value)}” is not true or false, so it was ignored.`,
+      );
+      return null;
+    },
+    choice(parameter, value, notices) {
+      const word = value.toLowerCase();
+      if (parameter.choices.includes(word) || (parameter.blank && word === "")) {
         return word;
       }
-      const listed = options.join(", ");
-      notices.push(`${name}: “${excerpt(value)}” is not one of ${listed}, so it was ignored.`);
+      const listed = parameter.choices.join(", ");
+      notices.push(
+        `${parameter.name}: “${excerpt(value)}” is not one of ${listed}, so it was ignored.`,
+      );
       return null;
-    };
-  }
+    },
+  };
 
   /**
-   * The parsers of app/query.py's PARSERS, in its order, from the served app's bounds:
-   * {d_k, temperature, n, seed: [low, high]} and the list of view names.
+   * Parse a URL query string as app/query.py's parse_query does: unknown names are ignored,
+   * the last of repeated names wins, values longer than `spec.maxLength` characters are
+   * refused unread, and each fixed or ignored value is explained in `notices`. Never
+   * throws for any input.
    */
-  function parsers(bounds, views) {
-    return [
-      ["d_k", integer(bounds.d_k)],
-      ["temperature", real(bounds.temperature)],
-      ["n", integer(bounds.n)],
-      ["scaled", boolean],
-      ["view", choice(views)],
-      ["causal", boolean],
-      ["seed", integer(bounds.seed)],
-    ];
+  function parseQuery(search, spec) {
+    const params = new URLSearchParams(search);
+    const values = {};
+    const notices = [];
+    for (const parameter of spec.parameters) {
+      if (!params.has(parameter.name)) {
+        continue;
+      }
+      const all = params.getAll(parameter.name);
+      const value = strip(all[all.length - 1], spec);
+      const length = [...value].length;
+      if (length > spec.maxLength) {
+        notices.push(
+          `${parameter.name}: the value is ${length} characters long, so it was ignored.`,
+        );
+        continue;
+      }
+      const parsed = READERS[parameter.kind](parameter, value, notices, spec);
+      if (parsed !== null) {
+        values[parameter.name] = parsed;
+      }
+    }
+    return { values, notices };
   }
 
   /**
@@ -197,37 +258,74 @@
     return value;
   }
 
-  /**
-   * Parse a URL query string as app/query.py's parse_query does: unknown names are ignored,
-   * the last of repeated names wins, values longer than `maxLength` characters are refused
-   * unread, and each fixed or ignored value is explained in `notices`. With `limits`, valid
-   * values are then fitted to the exported page. Never throws for any input.
-   */
-  function parseQuery(search, { bounds, views, maxLength }, limits = null) {
-    const params = new URLSearchParams(search);
-    const values = {};
-    const notices = [];
-    for (const [name, parser] of parsers(bounds, views)) {
-      if (!params.has(name)) {
-        continue;
-      }
-      const all = params.getAll(name);
-      const value = strip(all[all.length - 1]);
-      const length = [...value].length;
-      if (length > maxLength) {
-        notices.push(`${name}: the value is ${length} characters long, so it was ignored.`);
-        continue;
-      }
-      let parsed = parser(name, value, notices);
-      if (parsed !== null && limits !== null) {
-        parsed = fitToPage(name, parsed, limits, notices);
-      }
-      if (parsed !== null) {
-        values[name] = parsed;
-      }
+  function fitAll(values, limits, notices) {
+    if (limits == null) {
+      return { ...values };
     }
-    return { values, notices };
+    const fitted = {};
+    for (const [name, value] of Object.entries(values)) {
+      fitted[name] = fitToPage(name, value, limits, notices);
+    }
+    return fitted;
   }
 
-  return { parseQuery, excerpt, pythonFloat, roundHalfEven };
+  /**
+   * The controls a parsed query sets, as SimulationState.apply_query sets them: a preset's
+   * values first, the query's own values over them, and the preset kept only while every
+   * control it sets still has its value. With `limits` (an exported page: {d_values,
+   * n_max, seed, controls}), the values are fitted to the page and compared as the page
+   * shows them, on its `limits.controls` only. `presets` maps a preset key to {label,
+   * description, values}. Returns {values, preset, scene, notices}: `scene` the preset's
+   * values as the page shows them, `notices` one for each value the page changed.
+   */
+  function applyQuery(values, presets, limits = null) {
+    const { preset = "", ...own } = values;
+    const notices = [];
+    const sceneValues = preset && presets[preset] ? presets[preset].values : {};
+    const merged = fitAll({ ...sceneValues, ...own }, limits, notices);
+    const scene = fitAll(sceneValues, limits, []);
+    const compared = limits == null ? Object.keys(scene) : limits.controls;
+    const kept =
+      preset !== "" &&
+      compared.every((name) => !(name in scene) || merged[name] === scene[name]);
+    return { values: merged, preset: kept ? preset : "", scene: kept ? scene : {}, notices };
+  }
+
+  /**
+   * app.query.compose_search: `values` first, in their order, then every parameter of
+   * `current` (the page's query) whose name `values` lacks, byte for byte and in its
+   * order; names beginning with `reservedPrefix` (Bokeh's) are dropped.
+   */
+  function composeSearch(current, values, reservedPrefix) {
+    const kept = [];
+    const raw = current.startsWith("?") ? current.slice(1) : current;
+    for (const piece of raw.split("&")) {
+      if (piece === "") {
+        continue;
+      }
+      const nameEnd = piece.indexOf("=");
+      const encoded = nameEnd < 0 ? piece : piece.slice(0, nameEnd);
+      // URLSearchParams decodes a name as Python's unquote_plus does (UTF-8, "+" as space);
+      // the leading "&" keeps it from dropping a "?" that starts the name.
+      const name = [...new URLSearchParams(`&${encoded}=`).keys()][0] ?? "";
+      if (Object.hasOwn(values, name) || name.toLowerCase().startsWith(reservedPrefix)) {
+        continue;
+      }
+      kept.push(piece);
+    }
+    const own = new URLSearchParams(Object.entries(values)).toString();
+    return `?${[own, ...kept].filter((part) => part !== "").join("&")}`;
+  }
+
+  return {
+    parseQuery,
+    applyQuery,
+    composeSearch,
+    fitToPage,
+    excerpt,
+    pythonFloat,
+    roundHalfEven,
+    strip,
+    asciiDigits,
+  };
 });

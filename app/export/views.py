@@ -40,6 +40,29 @@ NOTICE_STYLES = {
 }
 
 
+SCENE_STYLES = {
+    "background": "#e5f6fd",
+    "color": "#014361",
+    "border": "1px solid #81d4fa",
+    "border-radius": "6px",
+    "padding": "8px 12px",
+    "margin-bottom": "8px",
+}
+"""The preset scene's box: the colours of the served page's info alert."""
+
+
+def _hidden_text_box(name: str, styles: dict[str, str]) -> Div:
+    """A box of plain text (never markup), hidden until the page fills it."""
+    return Div(
+        text="",
+        render_as_text=True,
+        visible=False,
+        styles=styles,
+        sizing_mode="stretch_width",
+        name=name,
+    )
+
+
 def _show_through_one_column(heatmap: HeatmapView, view: str) -> None:
     """Make the image glyph draw :data:`SHOWN_COLUMN`, which holds the current view's image.
 
@@ -103,15 +126,9 @@ def build_views(model: SimulationModel) -> PageViews:
     )
     heatmap.figure.title.text = ""
     histograms = DotProductHistograms(model)
-    # Plain text only: notices quote (filtered) URL values.
-    notice = Div(
-        text="",
-        render_as_text=True,
-        visible=False,
-        styles=NOTICE_STYLES,
-        sizing_mode="stretch_width",
-        name="notice",
-    )
+    # Notices quote (filtered) URL values; the scene is a preset's label and words.
+    notice = _hidden_text_box("notice", NOTICE_STYLES)
+    scene = _hidden_text_box("scene", SCENE_STYLES)
     models: dict[str, Model] = {
         "source": heatmap.source,
         "mapper": heatmap.mapper,
@@ -119,6 +136,7 @@ def build_views(model: SimulationModel) -> PageViews:
         "heatmap_title": heatmap_title,
         "colour_bar": heatmap.colour_bar,
         "notice": notice,
+        "scene": scene,
     }
     for which, view in (("raw", histograms.raw), ("scaled", histograms.scaled)):
         _fixed_y_range(view)
@@ -127,6 +145,7 @@ def build_views(model: SimulationModel) -> PageViews:
         models[f"{which}_curve"] = view.curve
         models[f"{which}_curve_item"] = view.figure.legend[0].items[1]
     roots: dict[str, Model] = {
+        "scene": scene,
         "notice": notice,
         "heatmap_panel": column(
             heatmap_title, heatmap.figure, sizing_mode="stretch_width", name="heatmap_panel"

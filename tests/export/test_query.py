@@ -1,75 +1,133 @@
-"""query.js reads URL query strings as app/query.py does, then fits them to the page's limits."""
+"""query.js reads URL query strings as app/query.py does, value for value and notice for
+notice, on every generated hostile link (tests/hostile_queries.py) and on random text;
+applies presets as SimulationState does; writes the URL as the served app does; then fits
+the values to the offline page's limits."""
 
 from __future__ import annotations
 
 import random
-from urllib.parse import parse_qs, urlencode
+import sys
+import unicodedata
+from urllib.parse import quote, urlencode
 
 import pytest
+from hostile_queries import digit_zeros, hostile_queries
+from tornado.httputil import parse_qs_bytes
 
 from app.export.data import d_k_positions
-from app.export.page import query_spec
-from app.query import parse_query
+from app.export.page import PAGE_CONTROLS, presets_spec
+from app.query import PARAMETER_NAMES, compose_search, parse_query, query_spec
+from app.state import SimulationState
 
 from .js_harness import Runner
 
 SPEC = query_spec()
-LIMITS = {"d_values": d_k_positions(512), "n_max": 128, "seed": 0}
-PAGE_PARAMETERS = ("d_k", "temperature", "n", "scaled", "view", "causal", "seed")
-"""The served app's query parameters an exported page reads (it ignores the others)."""
-
-VALUES = [
-    "64", "64.0", "64.5", "65.5", " 64 ", "\u00a064\u3000", "\x1c64\x85", "1e3", "1E3", "1_024",
-    "1__024", "_1", "1_", ".5", "5.", "1.e2", "+.5e-3", "-3", "0", "00012", "1e999", "-1e999",
-    "inf", "-Infinity", "nAn", "abc", "", "0x10", "1e1_0", "1_000.000_1", "2.5", "3.5",
-    "-2.5", "1e300", "4294967295.5", "4294967296", "1234565", "0.1234567891", "1024.4999",
-    "1e-7", "0.049", "20.0001", "0.3", "true", "TRUE", " yes ", "on", "Off", "1", "maybe",
-    "weights", "RAW", " scaled ", "attention", "<script>alert(1)</script>", "\"'><img src=x>",
-    "x" * 70, "1" * 65, "😀" * 33, "%", "é", "\ufffd",
-]  # fmt: skip
-"""Interesting values: Python float() syntax, rounding ties, bounds, booleans, views, markup."""
+PRESETS = presets_spec()
+LIMITS = {
+    "d_values": d_k_positions(512),
+    "n_max": 128,
+    "seed": 0,
+    "controls": [*PAGE_CONTROLS, "seed"],
+}
+CASES = [case.query for case in hostile_queries()]
 
 
 def python_parse(query: str) -> tuple[dict, list[str]]:
-    """What the served app makes of ``query`` (Tornado keeps blank values, as parse_qs can)."""
-    parsed = parse_query(parse_qs(query, keep_blank_values=True))
+    """What the served app makes of ``query``: Tornado's arguments, then app.query."""
+    parsed = parse_query(parse_qs_bytes(query, keep_blank_values=True))
     return parsed.values, parsed.notices
 
 
 def random_values(count: int) -> list[str]:
     """Seeded random short strings from an alphabet that makes numbers, words and junk."""
     rng = random.Random(6)
-    alphabet = "0123456789._+-eEinfatruwsoyl \u00a0<>&;%"
+    alphabet = "0123456789._+-eEinfatruwsoyl \u00a0<>&;%?٣３"
     return ["".join(rng.choices(alphabet, k=rng.randint(0, 8))) for _ in range(count)]
 
 
-def queries() -> list[str]:
-    """One query per (parameter, value), plus repeated names and several names at once."""
-    single = [urlencode({name: value}) for name in PAGE_PARAMETERS for value in VALUES]
-    fuzz = [urlencode({name: value}) for name in PAGE_PARAMETERS for value in random_values(40)]
-    mixed = [
-        "d_k=8&d_k=512&n=16&view=raw&unknown=<b>",
-        "scaled=false&causal=true&temperature=0.25&embed=true",
-        "d_k&n=&view",
-        "d_k=%ff%fe&temperature=%zz&n=1+2",
+def random_queries() -> list[str]:
+    return [
+        urlencode({name: value}, quote_via=quote)
+        for name in PARAMETER_NAMES
+        for value in random_values(40)
     ]
-    return single + fuzz + mixed
 
 
-def test_parse_query_matches_the_served_app(node: Runner) -> None:
-    cases = queries()
-    got = node([("query", "parseQuery", [query, SPEC]) for query in cases])
-    for query, result in zip(cases, got, strict=True):
-        values, notices = python_parse(query)
-        assert (result["values"], result["notices"]) == (values, notices), query
+def parse_calls(queries: list[str]) -> list:
+    # As the page reads its own address: location.search, with its "?".
+    return [("query", "parseQuery", [f"?{query}", SPEC]) for query in queries]
+
+
+@pytest.mark.parametrize("queries", ["generated", "random"])
+def test_parse_query_matches_the_served_app(node: Runner, queries: str) -> None:
+    cases = CASES if queries == "generated" else random_queries()
+    got = node(parse_calls(cases))
+    mismatches = [
+        (query[:80], result, python_parse(query))
+        for query, result in zip(cases, got, strict=True)
+        if (result["values"], result["notices"]) != python_parse(query)
+    ]
+    assert mismatches == [], f"{len(mismatches)} of {len(cases)}: {mismatches[:3]}"
+
+
+def test_presets_apply_as_the_served_state_applies_them(node: Runner) -> None:
+    """Every preset, alone and with each control of the link moved or kept."""
+    cases = ["preset=", "preset=nope", "preset=LESSON&d_k=abc"]
+    for key, preset in PRESETS.items():
+        cases.append(f"preset={key}")
+        for name, value in preset["values"].items():
+            same = {True: "true", False: "false"}.get(value, str(value))
+            cases += [f"preset={key}&{name}={same}", f"d_k=8&preset={key}&{name}=2"]
+    cases += [case for case in CASES if "preset" in case][:200]
+    parsed = node(parse_calls(cases))
+    applied = node([("query", "applyQuery", [result["values"], PRESETS]) for result in parsed])
+    for query, result in zip(cases, applied, strict=True):
+        state = SimulationState()
+        state.apply_query(parse_qs_bytes(query, keep_blank_values=True))
+        assert result["preset"] == state.preset, query
+        assert {name: getattr(state, name) for name in result["values"]} == result["values"]
+
+
+def test_the_written_url_matches_the_served_apps(node: Runner) -> None:
+    values = SimulationState(d_k=8, view="raw", temperature=0.25).query()
+    got = node(
+        [("query", "composeSearch", [f"?{q}", values, SPEC["reservedPrefix"]]) for q in CASES]
+    )
+    for query, search in zip(CASES, got, strict=True):
+        assert search == compose_search(f"?{query}", values), query[:80]
+
+
+def test_unicode_tables_come_from_python(node: Runner) -> None:
+    """Every decimal digit and every space of this Python, read by query.js as float() and
+    str.strip() read them (JavaScript has its own Unicode version and no digit values)."""
+    digits = "".join(
+        chr(c) for c in range(sys.maxunicode + 1) if unicodedata.decimal(chr(c), -1) >= 0
+    )
+    spaces = "".join(chr(c) for c in SPEC["spaces"])
+    ascii_digits, stripped = node(
+        [
+            ("query", "asciiDigits", [digits, SPEC]),
+            ("query", "strip", [f"{spaces}x{spaces}", SPEC]),
+        ]
+    )
+    assert ascii_digits == "".join(str(unicodedata.decimal(c)) for c in digits)
+    assert stripped == "x"
+    assert len(SPEC["digitZeros"]) == len(digit_zeros())
 
 
 def test_notices_never_carry_markup(node: Runner) -> None:
-    hostile = 'd_k=<script>alert(1)</script>&view=<img src=x onerror=alert(1)>&n="><svg>'
-    ((result),) = node([("query", "parseQuery", [hostile, SPEC, LIMITS])])
+    hostile = '?d_k=<script>alert(1)</script>&view=<img src=x onerror=alert(1)>&n="><svg>'
+    ((result),) = node([("query", "parseQuery", [hostile, SPEC])])
     assert len(result["notices"]) == 3
     assert not any(char in "".join(result["notices"]) for char in "<>\"'")
     assert "scriptalert1script" in result["notices"][0]
+
+
+def fitted(node: Runner, query: str) -> dict:
+    """What the offline page makes of ``query``: parsed, preset applied, fitted."""
+    ((parsed),) = node(parse_calls([query]))
+    ((result),) = node([("query", "applyQuery", [parsed["values"], PRESETS, LIMITS])])
+    return {**result, "notices": parsed["notices"] + result["notices"]}
 
 
 @pytest.mark.parametrize(
@@ -84,19 +142,23 @@ def test_notices_never_carry_markup(node: Runner) -> None:
         ("d_k=2000", {"d_k": 512}, "d_k = 2000 is above the largest value 1024; using 1024."),
         ("n=500", {"n": 128}, "n = 500 is above 128, the largest n this offline page carries"),
         ("seed=7", {"seed": 0}, "seed = 7: this offline page was exported with seed 0"),
+        ("d_k=٣٢", {"d_k": 32}, None),
     ],
 )
 def test_values_beyond_the_page_are_fitted_with_a_notice(
-    node: Runner, query: str, values: dict, notice: str
+    node: Runner, query: str, values: dict, notice: str | None
 ) -> None:
-    ((result),) = node([("query", "parseQuery", [query, SPEC, LIMITS])])
+    result = fitted(node, query)
     assert result["values"] == values
-    assert any(notice in text for text in result["notices"]), result["notices"]
+    if notice is None:
+        assert result["notices"] == []
+    else:
+        assert any(notice in text for text in result["notices"]), result["notices"]
 
 
 def test_values_within_the_page_pass_unchanged(node: Runner) -> None:
     query = "d_k=256&temperature=0.33&n=100&scaled=false&view=scaled&causal=true&seed=0"
-    ((result),) = node([("query", "parseQuery", [query, SPEC, LIMITS])])
+    result = fitted(node, query)
     assert result["notices"] == []
     assert result["values"] == {
         "d_k": 256,
@@ -107,3 +169,23 @@ def test_values_within_the_page_pass_unchanged(node: Runner) -> None:
         "causal": True,
         "seed": 0,
     }
+
+
+@pytest.mark.parametrize(
+    ("query", "preset", "d_k"),
+    [
+        ("preset=collapse", "collapse", 512),  # fitted, still the scene as the page shows it
+        ("preset=collapse&d_k=1024", "collapse", 512),
+        ("preset=collapse&d_k=512", "collapse", 512),  # the link asks for what the page has
+        ("preset=collapse&d_k=8", "", 8),
+        ("preset=lesson", "lesson", 4),
+        ("preset=causal&row=3", "causal", 64),  # the page has no row: it does not count
+    ],
+)
+def test_presets_on_the_offline_page(node: Runner, query: str, preset: str, d_k: int) -> None:
+    result = fitted(node, query)
+    assert (result["preset"], result["values"]["d_k"]) == (preset, d_k)
+    if preset == "collapse":
+        assert result["values"]["scaled"] is False
+    if query in ("preset=collapse", "preset=collapse&d_k=1024"):
+        assert any("the largest d_k this offline page carries" in t for t in result["notices"])
