@@ -120,14 +120,22 @@ class Toggle(CheckedPageChanges, pmui.Switch):
     booleans through)."""
 
 
-class ChoiceSelect(CheckedPageChanges, pmui.Select):
-    """Material UI's select, following only its value from the page; a label it does not
-    list is refused."""
+class _ChoiceOfLabels(CheckedPageChanges):
+    """A choice widget's page sends the label of the option chosen: only a label it lists
+    is taken. Panel would map an empty one to the first option, silently."""
+
+    def accepts_from_page(self, name: str, value: object) -> bool:
+        """Only one of the widget's option labels."""
+        return isinstance(value, str) and value in self.labels  # type: ignore[attr-defined]
 
 
-class ChoiceButtons(CheckedPageChanges, pmui.RadioButtonGroup):
-    """Material UI's radio button group, following only its value from the page; a label it
-    does not list is refused."""
+class ChoiceSelect(_ChoiceOfLabels, pmui.Select):
+    """Material UI's select, following only its value (an option's label) from the page."""
+
+
+class ChoiceButtons(_ChoiceOfLabels, pmui.RadioButtonGroup):
+    """Material UI's radio button group, following only its value (an option's label)
+    from the page."""
 
 
 def _log_slider(label: str, grid: list, formatter: str) -> GridSlider:

@@ -1,0 +1,407 @@
+"""Values a page sends for any widget property, taken as Panel takes them from a session.
+
+Each change is made as Bokeh applies a client's PATCH-DOC (``set_from_json`` on the widget's
+model, then Panel's change handler), for every bound control and every kind of bad value:
+out-of-range slider indices (-1 must not become the last option), exact d_k = 0, wrong
+types, NaN, huge numbers, strings. Every change must be taken as it is (valid), clamped
+(a number out of range), or refused (the page is sent the control's value back), with no
+exception and no NaN on screen. Properties a page never changes (options, bounds, labels)
+are not followed at all. Also here: the Panel and Bokeh internals app/compat.py relies on
+for this, which fail loudly when they change, and the Location built from any request.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterator
+from types import SimpleNamespace
+
+import param
+import pytest
+from bokeh.document import Document
+from bokeh.events import Tap
+from bokeh.model import Model
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from panel.io.state import set_curdoc
+
+from app import compat
+from app.controls import ChoiceButtons, ChoiceSelect, GridSlider, Toggle, WholeNumberInput
+from app.controls_spec import D_K_GRID, N_GRID, TEMPERATURE_GRID
+from app.layout import SafeLocation, SimulationApp, location_params
+from app.presets import preset_options
+from app.state import SimulationState
+
+PAGE = object()
+"""The ``setter`` of the changes made here as the page: Bokeh's session sets the websocket
+connection there; nothing here listens for it."""
+
+NOT_NUMBERS: list[object] = [None, "3", "", "<script>", "nan", [1], {"a": 1}, True, False]
+SPECIAL: list[object] = [math.nan, math.inf, -math.inf, 1e308, -0.0, 0.5, 2.5]
+
+
+def huge_ints(size: int) -> list[int]:
+    """Indices and numbers at and beyond a control's edges, up to far past 64 bits."""
+    return [-(2**70), -(2**63), -2, -1, 0, 1, size - 1, size, size + 1, 2**31, 2**63, 10**30]
+
+
+class Page:
+    """A SimulationApp in a Bokeh document, its lesson built, driven as its page would."""
+
+    def __init__(self) -> None:
+        self.pending: list = []
+        self.app = SimulationApp(defer=self.pending.append)
+        self.document = Document()
+        self.document.add_root(self.app.page.get_root(self.document))
+        self.app.add_lesson()
+
+    def model(self, label: str) -> Model:
+        """The Bokeh model of the Material UI widget labelled ``label``."""
+        for model in self.document.models:
+            data = getattr(model, "data", None)
+            if data is not None and getattr(data, "label", None) == label:
+                return model
+        raise LookupError(label)
+
+    def send(self, label: str, attr: str, value: object) -> bool:
+        """Set ``attr`` of widget ``label`` to ``value`` as the page does; run the updates
+        that follow. False if Bokeh itself refused the value (a wrong type: the client
+        gets an ERROR and the app never sees it)."""
+        with set_curdoc(self.document):
+            try:
+                self.model(label).data.set_from_json(attr, value, setter=PAGE)
+            except ValueError:
+                return False
+            self.settle()
+        return True
+
+    def settle(self) -> None:
+        while self.pending:
+            self.pending.pop(0)()
+
+    def shown(self, label: str) -> object:
+        return self.model(label).data.value
+
+
+def assert_nothing_shows_nan(page: Page) -> None:
+    state = page.app.state
+    assert all(math.isfinite(getattr(state, name)) for name in ("d_k", "temperature", "n"))
+    text = page.app.readouts.pane.html.lower()
+    assert "nan" not in text and "inf" not in text
+    weights = page.app.heatmap.source.data["weight"][0]
+    assert weights.shape == (state.n, state.n)
+
+
+SLIDERS = {
+    "d_k (key dimension)": ("d_k", D_K_GRID),
+    "temperature": ("temperature", TEMPERATURE_GRID),
+    "sequence length n": ("n", N_GRID),
+}
+
+
+@pytest.mark.parametrize("label", list(SLIDERS))
+def test_a_slider_takes_only_an_index_of_one_of_its_positions(label: str) -> None:
+    name, grid = SLIDERS[label]
+    page = Page()
+    before = getattr(page.app.state, name)
+    position = grid.index(before)
+    for value in [*huge_ints(len(grid)), *SPECIAL, *NOT_NUMBERS]:
+        valid = type(value) is int and 0 <= value < len(grid)
+        if valid:
+            continue
+        taken = page.send(label, "value", value)
+        assert getattr(page.app.state, name) == before, f"{value!r} changed {name}"
+        if taken:  # Bokeh let it through: the app refused it and put the slider back
+            assert page.shown(label) == position, value
+    assert_nothing_shows_nan(page)
+    # Every real position still moves the control.
+    for index in (0, len(grid) - 1, position):
+        assert page.send(label, "value", index)
+        assert getattr(page.app.state, name) == grid[index]
+
+
+@pytest.mark.parametrize(
+    ("label", "name", "bounds"),
+    [
+        ("exact d_k", "d_k", (1, 1024)),
+        ("seed", "seed", (0, 2**32 - 1)),
+        ("query i", "row", (0, 1023)),
+    ],
+)
+def test_a_whole_number_box_clamps_and_puts_itself_back(
+    label: str, name: str, bounds: tuple[int, int]
+) -> None:
+    page = Page()
+    low, high = bounds
+    for value in huge_ints(high):
+        page.send(label, "value", value)
+        expected = min(max(value, low), high)
+        assert getattr(page.app.state, name) == expected, value
+        assert page.shown(label) == expected, value
+    before = getattr(page.app.state, name)
+    assert page.send(label, "value", None)  # an emptied box: put back
+    assert (getattr(page.app.state, name), page.shown(label)) == (before, before)
+    for value in [*SPECIAL, *NOT_NUMBERS[1:]]:
+        assert not page.send(label, "value", value), f"Bokeh took {value!r} for a whole number"
+    assert getattr(page.app.state, name) == before
+    assert_nothing_shows_nan(page)
+
+
+@pytest.mark.parametrize(
+    ("label", "name"), [("scale by 1/√d_k", "scaled"), ("causal mask", "causal")]
+)
+def test_a_switch_takes_only_booleans(label: str, name: str) -> None:
+    page = Page()
+    before = getattr(page.app.state, name)
+    for value in [*huge_ints(2), *SPECIAL, *NOT_NUMBERS[:-2]]:
+        assert not page.send(label, "value", value), f"Bokeh took {value!r} for a boolean"
+    assert getattr(page.app.state, name) == before
+    assert page.send(label, "value", not before)
+    assert getattr(page.app.state, name) == (not before)
+
+
+@pytest.mark.parametrize(
+    ("label", "name", "valid"),
+    [
+        ("heatmap view", "view", {"raw": "raw"}),
+        ("preset scene", "preset", {label: key for label, key in preset_options().items()}),
+    ],
+)
+def test_a_choice_takes_only_one_of_its_options(label: str, name: str, valid: dict) -> None:
+    page = Page()
+    before = getattr(page.app.state, name)
+    shown = page.shown(label)
+    for value in [*huge_ints(3), *SPECIAL, *NOT_NUMBERS, "RAW", "collapse", "x" * 100_000]:
+        taken = page.send(label, "value", value)
+        assert getattr(page.app.state, name) == before, value
+        if taken:
+            assert page.shown(label) == shown, value
+    for shown_label, value in valid.items():
+        assert page.send(label, "value", shown_label)
+        assert getattr(page.app.state, name) == value
+
+
+@pytest.mark.parametrize(
+    ("label", "attr", "value"),
+    [
+        ("d_k (key dimension)", "options", ["1", "2", "1e9"]),
+        ("d_k (key dimension)", "formatter", "%s%s%s"),
+        ("d_k (key dimension)", "value_throttled", 10**9),
+        ("d_k (key dimension)", "end", 3),
+        ("exact d_k", "start", -5),
+        ("exact d_k", "end", 10**9),
+        ("exact d_k", "value_throttled", -1),
+        ("heatmap view", "options", ["evil"]),
+        ("heatmap view", "active", 99),
+        ("preset scene", "options", ["<img src=x>"]),
+        ("scale by 1/√d_k", "label", "<script>alert(1)</script>"),
+        ("causal mask", "disabled", True),
+    ],
+)
+def test_properties_a_page_never_changes_are_not_followed(
+    label: str, attr: str, value: object
+) -> None:
+    page = Page()
+    widget = next(w for w in page.app.page.select() if getattr(w, "label", None) == label)
+    before = {name: getattr(widget, name) for name in widget.param if name != "name"}
+    page.send(label, attr, value)
+    after = {name: getattr(widget, name) for name in widget.param if name != "name"}
+    assert after == before
+    # The next real change works as before.
+    page.app.state.d_k = 128
+    page.settle()
+    assert_nothing_shows_nan(page)
+
+
+@pytest.mark.parametrize("y", [None, "abc", math.nan, math.inf, -1, 1e300, True, [3], 31.9])
+def test_a_click_anywhere_picks_a_row_or_nothing(y: object) -> None:
+    page = Page()
+    event = Tap(page.app.heatmap.figure, x=1.0, y=y, sx=0, sy=0)
+    with set_curdoc(page.document):
+        page.document.callbacks.trigger_event(event)
+    assert page.app.state.row == (31 if y == 31.9 else 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(list(SimulationState.param)),
+    st.one_of(
+        st.integers(),
+        st.floats(),
+        st.text(max_size=20),
+        st.none(),
+        st.booleans(),
+        st.lists(st.integers(), max_size=2),
+    ),
+)
+def test_coerce_gives_a_valid_value_or_none(name: str, value: object) -> None:
+    state = SimulationState()
+    if name in ("name", "notice"):
+        return
+    coerced = state.coerce(name, value)
+    if coerced is not None:
+        setattr(state, name, coerced)  # param's own validation: bounds, type, objects
+        parameter = state.param[name]
+        if isinstance(parameter, param.Number):
+            assert math.isfinite(coerced) and not isinstance(coerced, bool)
+
+
+def test_coerce_clamps_and_refuses() -> None:
+    state = SimulationState()
+    assert state.coerce("d_k", 0) == 1 and state.coerce("d_k", 10**400) == 1024
+    assert state.coerce("d_k", 3.0) == 3 and state.coerce("d_k", 3.5) is None
+    assert (
+        state.coerce("temperature", 100) == 20.0 and state.coerce("temperature", math.nan) is None
+    )
+    assert state.coerce("scaled", 1) is None and state.coerce("d_k", True) is None
+    assert state.coerce("view", "heat") is None and state.coerce("preset", "lesson") == "lesson"
+
+
+# --- The Location, from any request and from any page ------------------------------------
+
+HOSTS = [
+    "127.0.0.1:5006", "[::1]:5006", "[::1]", "[::1", "::1", "a:b:c", "evil.example.:80",
+    "user@host:80", "host:abc", "host:", ":80", "", "[fe80::1%25eth0]:5006", "h:6:7",
+]  # fmt: skip
+URIS = [
+    "/main", "/main??d_k=5", "/main?d_k=8&ref=https://course.example/page?id=3", "/main?d_k=8?",
+    "/main?#", "/main#a?b", "main", "", "http://other.example/x?y=1#z", "HTTPS://h",
+    "//evil.example/main?x", "/main?%ZZ=%", "/main?" + "x" * 100_000,
+]  # fmt: skip
+
+
+def location_for(host: str, uri: str) -> SafeLocation:
+    """The Location a session's request for ``uri`` with this Host header gets."""
+    with set_curdoc(Document()):  # a session's document, as in a server
+        return SafeLocation.from_request(SimpleNamespace(protocol="http", host=host, uri=uri))
+
+
+@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("uri", URIS)
+def test_a_location_is_built_from_any_request(host: str, uri: str) -> None:
+    location = location_for(host, uri)
+    assert location.search == "" or location.search.startswith("?")
+    assert location.pathname == "" or location.pathname.startswith("/")
+    assert location.hash == "" or location.hash.startswith("#")
+    assert location.port == "" or location.port.isdigit()
+    assert isinstance(location.query_params, dict)
+    if "?" in uri and "#" not in uri.partition("?")[0]:
+        assert location.search == "?" + uri.partition("?")[2].partition("#")[0] or (
+            location.search == "" and uri.partition("?")[2] in ("", "#")
+        )
+
+
+def test_a_location_reads_ipv6_hosts_and_question_marks_as_a_browser_does() -> None:
+    params = location_params("https", "[::1]:5006", "/main??d_k=5#top")
+    assert params == {
+        "protocol": "https:",
+        "hostname": "[::1]",
+        "port": "5006",
+        "pathname": "/main",
+        "search": "??d_k=5",
+        "hash": "#top",
+        "href": "https://[::1]:5006/main??d_k=5#top",
+    }
+    with set_curdoc(Document()):
+        assert SafeLocation.from_request(None).search == ""
+    # Panel's parser int()s an all-digit value: over 4300 digits it raised.
+    assert location_for("h", "/?x=" + "9" * 5000).query_params == {"x": "9" * 5000}
+
+
+@pytest.mark.parametrize(
+    ("attr", "value", "taken"),
+    [
+        ("search", "?a=1", True),
+        ("search", "a=1", False),
+        ("search", 5, False),
+        ("pathname", "srcdoc", True),
+        ("pathname", "x", False),
+        ("hash", "#x", True),
+        ("hash", "x", False),
+        ("reload", True, False),
+        ("hostname", "[::1]", True),
+    ],
+)
+def test_a_location_takes_from_the_page_only_its_address_in_the_right_form(
+    attr: str, value: object, taken: bool
+) -> None:
+    location = location_for("h:1", "/m?q=1")
+    document = Document()
+    model = location.get_root(document)
+    before = getattr(location, attr)
+    with set_curdoc(document):
+        try:
+            model.set_from_json(attr, value, setter=PAGE)
+        except ValueError:  # Bokeh refused the type: the app never sees it
+            assert not taken
+    assert getattr(location, attr) == (value if taken else before)
+
+
+# --- app/compat.py: the internals used, and the log filter --------------------------------
+
+
+@pytest.mark.parametrize(
+    "cls", [GridSlider, WholeNumberInput, Toggle, ChoiceSelect, ChoiceButtons, SafeLocation]
+)
+def test_panel_still_maps_page_values_through_the_hooks_the_guard_overrides(cls: type) -> None:
+    assert compat.panel_version_checked(), "re-read panel/reactive.py, then update CHECKED_PANEL"
+    assert compat.page_change_hooks_present(cls), (
+        "Panel's Syncable no longer follows _linked_properties or maps page values in "
+        "_process_property_change: re-read panel/reactive.py and update CheckedPageChanges"
+    )
+    widget = cls() if cls is not GridSlider else cls(options=[1, 2])
+    assert set(widget._linked_properties) <= set(cls.page_properties)
+    assert "value" in widget._linked_properties or cls is SafeLocation
+
+
+def test_bokeh_still_logs_a_refused_message_as_the_filter_expects() -> None:
+    assert compat.refused_message_logging_checked(), (
+        "bokeh/server/protocol_handler.py changed how it logs a message it could not "
+        "handle: update compat.RefusedPatchFilter"
+    )
+
+
+def _record(msgtype: str, error: Exception) -> logging.LogRecord:
+    message = SimpleNamespace(msgtype=msgtype)
+    try:
+        raise error
+    except Exception:
+        import sys
+
+        exc_info = sys.exc_info()
+    return logging.LogRecord(
+        compat.REFUSED_MESSAGE_LOGGER,
+        logging.ERROR,
+        __file__,
+        1,
+        "error handling message\n message: %r \n error: %r",
+        (message, error),
+        exc_info,
+    )
+
+
+def test_a_refused_patch_is_one_warning_line_and_other_errors_keep_their_traceback() -> None:
+    refused = _record("PATCH-DOC", ValueError("failed to validate Toggle.value: " + "x" * 500))
+    assert compat.RefusedPatchFilter().filter(refused)
+    assert refused.levelno == logging.WARNING and refused.exc_info is None
+    assert len(refused.getMessage()) < 200 and "\n" not in refused.getMessage()
+    other = _record("PULL-DOC-REQ", RuntimeError("a bug"))
+    assert compat.RefusedPatchFilter().filter(other)
+    assert other.levelno == logging.ERROR and other.exc_info is not None
+
+
+def test_installing_the_filter_is_idempotent() -> None:
+    logger = logging.getLogger(compat.REFUSED_MESSAGE_LOGGER)
+    compat.quiet_refused_patches()
+    compat.quiet_refused_patches()
+    assert sum(isinstance(f, compat.RefusedPatchFilter) for f in logger.filters) == 1
+
+
+@pytest.fixture(autouse=True)
+def _no_widget_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """No test here may leave an error in the log (Panel logs before it raises)."""
+    with caplog.at_level(logging.WARNING):
+        yield
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage()[:200] for r in errors]
