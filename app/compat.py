@@ -2,7 +2,8 @@
 
 Every entry names the Panel versions it was checked against and the upstream code it relies
 on; ``tests/model/test_compat.py`` fails loudly when that code changes shape, and
-:func:`apply` refuses (with a warning, leaving Panel as it is) on a version it does not know.
+:func:`cache_page_resources` refuses (with a warning, leaving Panel as it is) on a version
+it does not know.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ import inspect
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import panel as pn
+import panel.io.document as panel_document
 import panel.io.server as panel_server
+from bokeh.document import Document
 from bokeh.model import Model
 from packaging.version import Version
 from panel.io.state import state
@@ -267,4 +271,37 @@ def refused_message_logging_checked() -> bool:
     source = inspect.getsource(protocol_handler.ProtocolHandler.handle)
     return protocol_handler.log.name == REFUSED_MESSAGE_LOGGER and (
         f'log.error("{REFUSED_MESSAGE_TEXT}' in source
+    )
+
+
+def session_writes_pending(doc: Document) -> bool:
+    """Whether Panel is still writing messages of ``doc``'s session to its websockets.
+
+    Panel writes a session's messages with Tornado's ``write_message`` from tasks it keeps per
+    document until every frame has reached the socket; while the socket is write-locked it
+    queues the events instead. A paced update waits for both (:class:`app.ticks.Paced`), so a
+    client that reads slowly, or not at all, holds one message in flight, not an unbounded
+    queue of images. Checked against Panel 1.9 (queued messages in ``_WRITE_MSGS``) and 1.10
+    (queued events in ``_WRITE_EVENTS``); upstream code: panel/io/document.py
+    ``_dispatch_write_task``, ``schedule_write_events``. No upstream issue offers a public
+    way to ask.
+    """
+    tasks = panel_document._write_tasks.get(doc, ())
+    if any(not task.done() for task in tasks):
+        return True
+    return doc in panel_document._WRITE_BLOCK or doc in _queued_writes()
+
+
+def _queued_writes() -> Any:
+    queued = getattr(panel_document, "_WRITE_EVENTS", None)
+    return queued if queued is not None else panel_document._WRITE_MSGS
+
+
+def write_bookkeeping_present() -> bool:
+    """Whether this Panel keeps the per-document write state :func:`session_writes_pending`
+    reads (a test fails loudly when it does not)."""
+    names = ("_write_tasks", "_WRITE_BLOCK")
+    queued = hasattr(panel_document, "_WRITE_EVENTS") or hasattr(panel_document, "_WRITE_MSGS")
+    return queued and all(
+        isinstance(getattr(panel_document, name, None), dict | WeakKeyDictionary) for name in names
     )

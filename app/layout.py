@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 import panel as pn
 import panel_material_ui as pmui
@@ -12,7 +13,7 @@ from bokeh.events import Tap
 from panel.io.location import Location
 from panel.util import edit_readonly
 
-from app.compat import CheckedPageChanges
+from app.compat import CheckedPageChanges, session_writes_pending
 from app.controls import build_controls
 from app.flow import grid, side_by_side, sidebar_layout
 from app.lesson import LessonSections
@@ -170,7 +171,11 @@ class SimulationApp:
         served = _served()
         self._defer = defer or (next_tick(pn.state.curdoc) if served else run_now)
         """How :meth:`update_after_plots` is run once the first screen's update is sent."""
-        self._pace = pace or (Paced(pn.state.curdoc) if served else run_now)
+        self._pace = pace or (
+            Paced(pn.state.curdoc, writes_pending=partial(session_writes_pending, pn.state.curdoc))
+            if served
+            else run_now
+        )
         """How :meth:`update_plots` is run after a control change: in a served session on
         its next tick, so the changes that arrive before it fold into one update."""
         self._changed_controls: set[str] = set()
@@ -276,7 +281,10 @@ class SimulationApp:
         control a move came from already shows it, the others (the exact d_k box under
         the d_k slider, say) can wait until the plots have been sent."""
         self._controls_to_update.append(control_update)
-        self._schedule_update_after_plots()
+        # A move's plot update schedules this one once it is done: a flood of messages then
+        # costs one update after the plots per plot update, not one per message.
+        if not self._changed_controls:
+            self._schedule_update_after_plots()
 
     def _schedule_update_after_plots(self) -> None:
         if not self._update_after_plots_due:

@@ -34,35 +34,71 @@ async def _run_in(doc: Document, callback: Callable[[], None]) -> None:
         callback()
 
 
+WRITE_POLL_S = 0.005
+"""How often a paced update looks again whether its session's last message has been sent."""
+
+WRITE_WAIT_LIMIT_S = 10.0
+"""Longest a paced update waits for its session's last message to be sent, in case Panel's
+bookkeeping of writes ever stays busy: the page still ends on the last value."""
+
+
 class Paced:
     """A :data:`Later` for a served session's plot updates: its next tick, but no sooner
-    after the previous update ended than that update took.
+    after the previous update was sent than that update took, and not while the session's
+    messages are still being written to its socket (``writes_pending``).
 
-    A drag or a flood of slider messages then costs at most about half of a core for that
-    session, whatever its size: the values that arrive in between are folded by the caller
-    into the next update, which always shows the last one.
+    An update counts from its start until its message has been written (the next locked
+    callback of the session runs only then). A drag or a flood of slider messages then costs
+    at most about half of a core for that session, whatever its size, and a client that
+    reads slowly (or not at all) has at most one update in flight. The values that arrive
+    in between are folded by the caller into the next update, which always shows the last.
     """
 
-    def __init__(self, doc: Document, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self,
+        doc: Document,
+        clock: Callable[[], float] = time.perf_counter,
+        writes_pending: Callable[[], bool] = lambda: False,
+    ) -> None:
         self._doc = doc
         self._clock = clock
+        self._writes_pending = writes_pending
         self._not_before = 0.0
         """When, on ``clock``, the next update may start."""
+        self._in_flight = False
+        """Whether the last update has not been written out yet."""
 
     def __call__(self, callback: Callable[[], None]) -> None:
-        """Schedule ``callback`` for the next tick or, if the last update ended too recently,
-        for when as long as it took has passed since."""
-        wait = self._not_before - self._clock()
-        timed = partial(_run_in, self._doc, partial(self._timed, callback))
-        if wait > 0:
-            self._doc.add_timeout_callback(timed, wait * 1000)
-        else:
-            self._doc.add_next_tick_callback(timed)
+        """Schedule ``callback``: on the next tick, or once the last update has been written
+        and as long as it took has passed since."""
+        now = self._clock()
+        self._schedule(callback, self._not_before - now, now)
 
-    def _timed(self, callback: Callable[[], None]) -> None:
-        start = self._clock()
+    def _schedule(self, callback: Callable[[], None], wait: float, asked: float) -> None:
+        run = partial(_run_in, self._doc, partial(self._when_due, callback, asked))
+        if wait > 0:
+            self._doc.add_timeout_callback(run, wait * 1000)
+        else:
+            self._doc.add_next_tick_callback(run)
+
+    def _when_due(self, callback: Callable[[], None], asked: float) -> None:
+        now = self._clock()
+        if now - asked < WRITE_WAIT_LIMIT_S:
+            if self._in_flight or self._writes_pending():
+                self._schedule(callback, WRITE_POLL_S, asked)
+                return
+            if now < self._not_before:
+                self._schedule(callback, self._not_before - now, asked)
+                return
+        self._in_flight = True
         try:
             callback()
         finally:
-            end = self._clock()
-            self._not_before = end + (end - start)
+            # Bokeh writes what a locked callback sent before it releases the session's lock,
+            # so the next locked callback runs once the update is serialised and written.
+            self._doc.add_next_tick_callback(partial(_run_in, self._doc, partial(self._sent, now)))
+
+    def _sent(self, start: float) -> None:
+        end = self._clock()
+        self._not_before = end + (end - start)
+        self._in_flight = False

@@ -320,3 +320,19 @@ def test_sliders_follow_value_and_leave_the_released_position_in_the_page() -> N
     for slider in sliders:
         assert "value" in slider._linked_properties
         assert "value_throttled" not in slider._linked_properties
+
+
+def test_the_update_after_the_plots_waits_for_the_plots() -> None:
+    """Many messages before the plots' turn make one plot update and one update after it."""
+    plots: list = []
+    after: list = []
+    simulation = SimulationApp(pace=plots.append, defer=after.append)
+    for d_k in (128, 256, 512):
+        simulation.state.d_k = d_k
+    simulation.state.temperature = 2.0
+    assert len(plots) == 1 and not after, "the exact d_k box waits for the plots"
+    plots.pop()()
+    assert len(after) == 1
+    after.pop()()
+    exact = next(w for w in simulation.page.select(pmui.IntInput) if w.label == "exact d_k")
+    assert exact.value == 512

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from concurrent.futures import Future
 
 import panel as pn
 import panel.io.server as panel_server
@@ -77,3 +78,32 @@ def test_pages_of_other_kinds_get_their_own_bundle() -> None:
     cached(page_roots(), Resources(mode="cdn"))
     cached(page_roots(), resources, notebook=True)
     assert len(calls) == 4, "other models, another mode or a notebook are bundled anew"
+
+
+def test_panel_still_keeps_the_write_state_paced_updates_wait_for() -> None:
+    assert compat.write_bookkeeping_present(), (
+        "panel.io.document no longer keeps _write_tasks/_WRITE_BLOCK/_WRITE_EVENTS: "
+        "re-read it and update compat.session_writes_pending"
+    )
+
+
+def test_a_session_with_a_message_being_written_has_writes_pending() -> None:
+    import panel.io.document as panel_document
+
+    doc = Document()
+    assert not compat.session_writes_pending(doc)
+    panel_document._WRITE_BLOCK[doc] = True
+    try:
+        assert compat.session_writes_pending(doc)
+    finally:
+        del panel_document._WRITE_BLOCK[doc]
+    # What Panel keeps is an asyncio task; only its done() is asked, so a thread-safe
+    # future stands in (no event loop: Playwright may hold one in this thread).
+    write = Future()
+    panel_document._write_tasks[doc] = [write]
+    try:
+        assert compat.session_writes_pending(doc)
+        write.set_result(None)
+        assert not compat.session_writes_pending(doc), "a finished write is not pending"
+    finally:
+        panel_document._write_tasks.pop(doc, None)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from app.ticks import Paced
+from app.ticks import WRITE_POLL_S, WRITE_WAIT_LIMIT_S, Paced
 
 
 class FakeDocument:
@@ -43,36 +43,63 @@ def run(scheduled: Callable) -> None:
     coroutine.close()
 
 
+def run_update(doc: FakeDocument) -> None:
+    """Run the scheduled update, then the callback that marks it as written."""
+    run(doc.next_tick.pop(0))
+    run(doc.next_tick.pop(0))
+
+
 def test_an_update_after_an_idle_spell_runs_on_the_next_tick() -> None:
     doc, clock, ran = FakeDocument(), FakeClock(), []
     paced = Paced(doc, clock=clock)
     paced(lambda: ran.append("first"))
     assert len(doc.next_tick) == 1 and not doc.timeouts
-    run(doc.next_tick.pop())
+    run_update(doc)
     assert ran == ["first"]
 
 
-def test_the_next_update_waits_as_long_as_the_last_one_took() -> None:
+def test_the_next_update_waits_as_long_as_the_last_one_took_to_be_sent() -> None:
     doc, clock, ran = FakeDocument(), FakeClock(), []
     paced = Paced(doc, clock=clock)
 
     def slow_update() -> None:
-        clock.now += 0.040  # a 40 ms update
+        clock.now += 0.030  # 30 ms to compute
         ran.append(clock.now)
 
     paced(slow_update)
-    run(doc.next_tick.pop())
-    clock.now += 0.010  # a new value arrives 10 ms after the update ended
+    run(doc.next_tick.pop(0))
+    clock.now += 0.010  # and 10 ms to serialise and write
+    run(doc.next_tick.pop(0))
+    clock.now += 0.010  # a new value arrives 10 ms after the update was sent
     paced(slow_update)
     assert not doc.next_tick
     ((callback, timeout_ms),) = doc.timeouts
-    assert abs(timeout_ms - 30.0) < 1e-6, "it waits the remaining 30 of 40 ms"
+    assert timeout_ms == pytest.approx(30.0), "it waits the remaining 30 of 40 ms"
+    doc.timeouts.clear()
     clock.now += 0.030
     run(callback)
     assert len(ran) == 2
+    run(doc.next_tick.pop(0))
     clock.now += 0.100  # idle again for longer than the update took
     paced(slow_update)
     assert len(doc.next_tick) == 1
+
+
+def test_an_update_waits_while_the_last_one_is_being_written() -> None:
+    doc, clock, ran = FakeDocument(), FakeClock(), []
+    paced = Paced(doc, clock=clock)
+    paced(lambda: ran.append("first"))
+    run(doc.next_tick.pop(0))  # computed; its message not written yet
+    paced(lambda: ran.append("second"))
+    run(doc.next_tick.pop(1))  # the second comes due before the first is written
+    assert ran == ["first"]
+    ((poll, timeout_ms),) = doc.timeouts
+    assert timeout_ms == pytest.approx(WRITE_POLL_S * 1000)
+    doc.timeouts.clear()
+    run(doc.next_tick.pop(0))  # the first is written
+    clock.now += 1.0
+    run(poll)
+    assert ran == ["first", "second"]
 
 
 def test_an_update_that_raises_still_paces_the_next() -> None:
@@ -85,6 +112,37 @@ def test_an_update_that_raises_still_paces_the_next() -> None:
 
     paced(failing)
     with pytest.raises(ValueError, match="boom"):
-        run(doc.next_tick.pop())
+        run(doc.next_tick.pop(0))
+    run(doc.next_tick.pop(0))
     paced(lambda: None)
     assert doc.timeouts and not doc.next_tick
+
+
+def test_an_update_waits_until_the_sessions_messages_are_sent() -> None:
+    doc, clock, ran = FakeDocument(), FakeClock(), []
+    sending = [True]
+    paced = Paced(doc, clock=clock, writes_pending=lambda: sending[0])
+    paced(lambda: ran.append(clock.now))
+    run(doc.next_tick.pop())
+    assert not ran, "the socket is still busy with the last image"
+    ((callback, timeout_ms),) = doc.timeouts
+    assert timeout_ms == pytest.approx(WRITE_POLL_S * 1000)
+    doc.timeouts.clear()
+    clock.now += 0.2
+    sending[0] = False
+    run(callback)
+    assert ran == [clock.now]
+
+
+def test_a_session_whose_writes_never_end_still_gets_the_last_value() -> None:
+    doc, clock, ran = FakeDocument(), FakeClock(), []
+    paced = Paced(doc, clock=clock, writes_pending=lambda: True)
+    paced(lambda: ran.append("shown"))
+    scheduled = doc.next_tick.pop()
+    while not ran:
+        run(scheduled)
+        if not ran:
+            ((scheduled, _),) = doc.timeouts
+            doc.timeouts.clear()
+            clock.now += 1.0
+    assert clock.now - 100.0 >= WRITE_WAIT_LIMIT_S
