@@ -4,16 +4,28 @@
 ``sdpa-sim --num-procs N`` serves it from N worker processes behind a small front (see
 :mod:`app.front`); ``sdpa-sim export OUT.html`` writes a self-contained page that needs no
 server (see :mod:`app.export`).
+
+Either way every request passes :mod:`app.request_guard` (hosts, Bokeh's own parameters,
+framing) and session ids are signed, so a link cannot choose one.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import secrets
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sdpa_core
 from app.export.data import D_MAX_DEFAULT, N_MAX_DEFAULT
+from app.origins import embed_origin, websocket_origins
+
+if TYPE_CHECKING:
+    # Imported where used: it imports bokeh.util.token, which must come after
+    # sign_sessions() (see there).
+    from app.request_guard import RequestGuard
 
 APP_DIR = Path(__file__).resolve().parent
 MAIN = APP_DIR / "main.py"
@@ -36,8 +48,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="HOST[:PORT]",
-        help="a host allowed to open the page's websocket, e.g. the host of a course site "
-        "that embeds it; repeat for several (default: the address and port served)",
+        help="a host allowed to open the page's websocket, e.g. the public host name of "
+        "this server; repeat for several (default: localhost and the port served). "
+        "HOST:443 and HOST both admit https://HOST, which is what browsers send",
+    )
+    parser.add_argument(
+        "--allow-embed-from",
+        action="append",
+        default=[],
+        type=embed_origin,
+        metavar="ORIGIN",
+        help="a site allowed to show the app in an iframe, e.g. https://courses.example.edu "
+        "(its websocket origin is allowed too); repeat for several (default: only the app's "
+        "own origin and localhost)",
     )
     parser.add_argument(
         "--num-procs",
@@ -86,12 +109,30 @@ def app_arguments() -> list[str]:
     return arguments
 
 
+def allowed_origins(options: argparse.Namespace) -> list[str]:
+    """The ``--allow-websocket-origin`` entries ``panel serve`` gets: the user's and those of
+    ``--allow-embed-from``, each in the forms browsers send (see :mod:`app.origins`); none
+    if neither option was given (Bokeh then allows ``localhost:PORT``)."""
+    return websocket_origins(options.allow_websocket_origin, options.allow_embed_from, options.port)
+
+
+def request_guard(options: argparse.Namespace) -> RequestGuard:
+    """What every request of the server ``options`` describe must pass."""
+    from app.request_guard import RequestGuard
+
+    return RequestGuard.for_server(
+        options.address,
+        websocket_origins=options.allow_websocket_origin,
+        embed_origins=options.allow_embed_from,
+    )
+
+
 def serve_arguments(options: argparse.Namespace) -> list[str]:
     """The ``panel serve`` command line for the parsed ``options`` (one process)."""
     check_port(options)
     arguments = ["serve", str(MAIN), "--port", str(options.port), "--address", options.address]
     arguments += app_arguments()
-    for origin in options.allow_websocket_origin:
+    for origin in allowed_origins(options):
         arguments += ["--allow-websocket-origin", origin]
     if options.show:
         arguments.append("--show")
@@ -109,7 +150,7 @@ def worker_arguments(options: argparse.Namespace, index: int, unix_socket: Path)
     name the worker.
     """
     check_port(options)
-    origins = options.allow_websocket_origin or [f"localhost:{options.port}"]
+    origins = allowed_origins(options) or [f"localhost:{options.port}"]
     arguments = ["serve", str(MAIN), "--unix-socket", str(unix_socket), *app_arguments()]
     for origin in origins:
         arguments += ["--allow-websocket-origin", origin]
@@ -128,6 +169,7 @@ def serve_workers(options: argparse.Namespace, workers: int) -> int:
         workers=workers,
         serve_arguments=lambda index, path: worker_arguments(options, index, path),
         show=options.show,
+        guard=request_guard(options),
     )
     return serve(config)
 
@@ -156,6 +198,7 @@ def main(argv: list[str] | None = None) -> None:
     if options.command == "export":
         print(export(options))
         return
+    sign_sessions()
     from app.front import worker_count
 
     try:
@@ -169,10 +212,39 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit("sdpa-sim: --num-procs above 1 needs Linux")
         raise SystemExit(serve_workers(options, workers))
     arguments = serve_arguments(options)
+    guard_this_process(request_guard(options))
     from panel.command import main as panel_main
 
     sys.argv = ["panel", *arguments]
     panel_main()
+
+
+def sign_sessions() -> None:
+    """Make Bokeh sign this process's session ids (``BOKEH_SIGN_SESSIONS``): a link cannot
+    choose one then, as Bokeh refuses an id it did not sign.
+
+    The secret is new for each process unless ``BOKEH_SECRET_KEY`` is set (processes
+    behind one proxy share one, see deploy/README.md; ``--num-procs`` gives each worker its
+    own). Call it before anything imports ``bokeh.util.token``, whose defaults read the key
+    when imported (and Bokeh's settings keep it).
+    """
+    os.environ["BOKEH_SIGN_SESSIONS"] = "true"
+    if not os.environ.get("BOKEH_SECRET_KEY"):
+        os.environ["BOKEH_SECRET_KEY"] = secrets.token_urlsafe(32)
+
+
+def guard_this_process(guard: RequestGuard) -> None:
+    """Make the server ``panel serve`` is about to build in this process check every
+    request with ``guard``, and websockets' tokens against the session key (after
+    :func:`sign_sessions`)."""
+    from tornado.httpserver import HTTPServer
+
+    from app.guarded_http import GuardedHTTPServer
+
+    key = os.environ.get("BOKEH_SECRET_KEY")
+    HTTPServer.configure(
+        GuardedHTTPServer, guard=guard, session_key=key.encode("utf-8") if key else None
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,17 @@ connection itself to that worker over a Unix socket pair (``SCM_RIGHTS``). From 
 client and the worker talk directly: the front never relays a byte, so its cost is per
 connection, not per megabyte.
 
+A page costs its worker a few hundred milliseconds of its one event loop (Bokeh builds the
+session). When a class arrives at once, the websockets of students whose page is built would
+queue in the worker behind the pages still to build, and students already working would
+wait as long for their moves. So the front holds new pages in a queue of its own and hands
+a worker the next one only when it has fewer than :data:`PAGES_PER_WORKER` pages in
+progress (the worker reports each finished page), while websockets, static files and
+everything else are handed over at once.
+
+Workers run NumPy's BLAS with one thread (unless the user set the thread count): N
+processes each with a thread per core would oversubscribe the cores.
+
 It starts the workers, waits until each answers an HTTP request before it prints the
 address, stops routing to a worker that exits and starts a new one in its place, and on
 SIGINT or SIGTERM stops them all before it exits.
@@ -22,6 +33,7 @@ import contextlib
 import errno
 import logging
 import os
+import select
 import shutil
 import signal
 import socket
@@ -37,8 +49,9 @@ from pathlib import Path
 from bokeh.util.token import generate_secret_key
 from tornado.netutil import bind_sockets
 
+from app.request_guard import RequestGuard
 from app.routing import HEAD_END, MAX_HEAD_BYTES, Route, WorkerView, parse_head, route
-from app.worker import HANDOFF, SESSIONS
+from app.worker import HANDOFF, PAGE_DONE, SESSIONS
 
 log = logging.getLogger("sdpa_sim.front")
 
@@ -64,6 +77,21 @@ RESTART_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 60.0)
 longer."""
 
 STABLE_AFTER = 60.0
+
+PAGES_PER_WORKER = int(os.environ.get("SDPA_SIM_PAGES_PER_WORKER", "1"))
+"""Pages a worker builds at once; more wait in the front's queue (0: no queue, every page
+is handed over at once). One keeps a worker's event loop free for websockets between two
+pages; the environment variable is for measuring (benchmarks/bench_class.py)."""
+
+PAGE_LIFETIME = 30.0
+"""Seconds a page counts as in progress on its worker without a report that it finished
+(a report lost with a worker that stopped, say): it stops holding the queue then."""
+
+QUEUE_CHECK = 1.0
+"""While pages wait, how often the front looks for pages in progress past their lifetime."""
+
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Environment variables that set NumPy's BLAS thread count: 1 in workers unless set."""
 
 STATUS_DELAY = 1.0
 """Session counts are logged at most once per this many seconds, when they changed."""
@@ -113,6 +141,8 @@ class FrontConfig:
     app_paths: Sequence[str] = ("/", "/main")
     page_path: str = "/main"
     show: bool = False
+    guard: RequestGuard | None = None
+    """What every request must pass in the workers (see :mod:`app.request_guard`)."""
 
 
 @dataclass
@@ -129,6 +159,8 @@ class Worker:
     created: int = 0
     pending: deque[float] = field(default_factory=deque)
     """When pages were handed to it, oldest first, not yet matched by a reported session."""
+    building: deque[float] = field(default_factory=deque)
+    """When the pages it is building now were handed to it, oldest first."""
     restarts: int = 0
     drained: asyncio.Event | None = None
     """Set when its control socket takes messages again, while hand-offs wait for it."""
@@ -144,6 +176,18 @@ class Worker:
         while self.pending and self.pending[0] < now - PENDING_LIFETIME:
             self.pending.popleft()
         return self.live + len(self.pending)
+
+    def pages_in_progress(self, now: float) -> int:
+        """Pages handed to it that it has not reported finished, within
+        :data:`PAGE_LIFETIME` seconds."""
+        while self.building and self.building[0] < now - PAGE_LIFETIME:
+            self.building.popleft()
+        return len(self.building)
+
+    def page_done(self) -> None:
+        """Take in the worker's report that its oldest page in progress is finished."""
+        if self.building:
+            self.building.popleft()
 
     def reported(self, live: int, created: int) -> None:
         """Take in the worker's report: ``live`` sessions now, ``created`` since it started."""
@@ -174,6 +218,9 @@ class Front:
         self._tasks: set[asyncio.Task[None]] = set()
         self._status_scheduled = False
         self._status_logged: list[tuple[int, int | None]] = []
+        self._waiting_pages: deque[asyncio.Future[Worker | None]] = deque()
+        """Pages waiting for a worker with room, in arrival order."""
+        self._queue_check: asyncio.TimerHandle | None = None
 
     # Start and stop ---------------------------------------------------------------------
 
@@ -249,6 +296,8 @@ class Front:
             with contextlib.suppress(ValueError, OSError):
                 loop.remove_reader(listener.fileno())
             listener.close()
+        if self._queue_check is not None:
+            self._queue_check.cancel()
         await asyncio.gather(*(self._stop_worker(worker) for worker in self.workers))
         for task in list(self._tasks):
             task.cancel()
@@ -287,12 +336,16 @@ class Front:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         env = {
+            **{name: "1" for name in BLAS_THREADS},
             **os.environ,
             "BOKEH_SIGN_SESSIONS": "true",
             "BOKEH_SECRET_KEY": secret,
             "PYTHONUNBUFFERED": "1",
         }
-        command = [sys.executable, "-m", "app.worker", "--control-fd", str(child.fileno()), "--"]
+        command = [sys.executable, "-m", "app.worker", "--control-fd", str(child.fileno())]
+        if self.config.guard is not None:
+            command += ["--guard", self.config.guard.to_json()]
+        command.append("--")
         try:
             process = await asyncio.create_subprocess_exec(
                 *command,
@@ -314,6 +367,7 @@ class Front:
         worker.started = time.monotonic()
         worker.live = worker.created = 0
         worker.pending.clear()
+        worker.building.clear()
         loop.add_reader(parent.fileno(), self._read_reports, worker, parent)
         self._start_task(self._watch(worker, process))
 
@@ -343,6 +397,7 @@ class Front:
                 reply = b""
         if reply is not None and reply.startswith(b"HTTP/1.1 200"):
             worker.alive = not self._stopping and process.returncode is None
+            self._dispatch_pages()
             return worker.alive
         if self._stopping:
             return False
@@ -378,6 +433,7 @@ class Front:
             return
         worker.alive = False
         self._close_control(worker)
+        self._dispatch_pages()
         if not self._serving:
             return  # Startup failed: run() reports it and stops.
         ran = time.monotonic() - worker.started
@@ -417,6 +473,10 @@ class Front:
                     worker.alive = False
                     self._close_control(worker)
                 return
+            if message == PAGE_DONE and worker.control is control:
+                worker.page_done()
+                self._dispatch_pages()
+                continue
             words = message.split()
             if len(words) == 3 and words[0] == SESSIONS and worker.control is control:
                 worker.reported(int(words[1]), int(words[2]))
@@ -498,12 +558,68 @@ class Front:
                 if decision.status is not None or decision.worker is None:
                     await self._answer(connection, decision.status or 503, data)
                     return
-                worker = self.workers[decision.worker]
+                worker: Worker | None = self.workers[decision.worker]
+                if decision.page and PAGES_PER_WORKER > 0:
+                    worker = await self._page_worker()
+                    if worker is None:
+                        await self._answer(connection, 503, data)
+                        return
+                    if _client_left(connection):
+                        worker.page_done()
+                        self._dispatch_pages()
+                        return
+                assert worker is not None
                 if await self._hand(worker, connection):
                     if decision.page:
                         worker.pending.append(time.monotonic())
                     return
+                if decision.page and PAGES_PER_WORKER > 0:
+                    worker.page_done()
+                    self._dispatch_pages()
             await self._answer(connection, 503, data)
+
+    # The page queue -----------------------------------------------------------------------
+
+    async def _page_worker(self) -> Worker | None:
+        """Wait for a worker with room for one more page, and count the page on it; None if
+        no worker is alive."""
+        waiter: asyncio.Future[Worker | None] = asyncio.get_running_loop().create_future()
+        self._waiting_pages.append(waiter)
+        self._dispatch_pages()
+        return await waiter
+
+    def _dispatch_pages(self) -> None:
+        """Give waiting pages, oldest first, to the least loaded workers with room."""
+        now = time.monotonic()
+        while self._waiting_pages and self._waiting_pages[0].done():
+            self._waiting_pages.popleft()
+        while self._waiting_pages:
+            alive = [worker for worker in self.workers if worker.alive]
+            if not alive:
+                # As for a page arriving now: 503, load it again in a moment.
+                for waiter in self._waiting_pages:
+                    if not waiter.done():
+                        waiter.set_result(None)
+                self._waiting_pages.clear()
+                return
+            room = [w for w in alive if w.pages_in_progress(now) < PAGES_PER_WORKER]
+            if not room:
+                break
+            chosen = min(room, key=lambda worker: (worker.load(now), worker.index))
+            waiter = self._waiting_pages.popleft()
+            if waiter.done():
+                continue
+            chosen.building.append(now)
+            waiter.set_result(chosen)
+        if self._waiting_pages and self._queue_check is None:
+            # Pages in progress whose report never comes stop holding the queue.
+            self._queue_check = asyncio.get_running_loop().call_later(
+                QUEUE_CHECK, self._recheck_pages
+            )
+
+    def _recheck_pages(self) -> None:
+        self._queue_check = None
+        self._dispatch_pages()
 
     async def _peek(self, connection: socket.socket) -> bytes | None:
         """The connection's first request head, still unread, or None if the client closed
@@ -583,9 +699,12 @@ class Front:
         """Answer the request with ``status`` and close the connection."""
         reason, text = ANSWERS.get(status, ANSWERS[503])
         body = text.encode("utf-8") + b"\n"
+        guard = self.config.guard
+        extra = guard.response_headers() if guard is not None else {}
+        headers = "".join(f"{name}: {value}\r\n" for name, value in extra.items())
         response = (
             f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            f"Content-Length: {len(body)}\r\n{headers}Connection: close\r\n\r\n"
         ).encode("ascii") + body
         with contextlib.suppress(OSError):
             # Read the head first: closing a socket with unread bytes resets the
@@ -594,6 +713,13 @@ class Front:
             connection.recv(end + len(HEAD_END) if end >= 0 else len(head))
             await asyncio.get_running_loop().sock_sendall(connection, response)
             connection.shutdown(socket.SHUT_WR)
+
+
+def _client_left(connection: socket.socket) -> bool:
+    """Whether the client closed its side while its page waited in the queue (Linux)."""
+    poller = select.poll()
+    poller.register(connection, getattr(select, "POLLRDHUP", 0) | select.POLLHUP)
+    return bool(poller.poll(0))
 
 
 async def _readable(sock: socket.socket, timeout: float) -> None:

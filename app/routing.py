@@ -19,7 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
-from bokeh.util.token import check_session_id_signature, check_token_signature
+from bokeh.util.token import check_session_id_signature
+
+from app.request_guard import is_page_request, offered_token, token_signed_by
 
 HEAD_END = b"\r\n\r\n"
 """Where a request's head ends (HTTP/1.1 lines end in CRLF)."""
@@ -80,17 +82,11 @@ def parse_head(data: bytes) -> RequestHead | None:
 
 
 def websocket_token(head: RequestHead) -> str | None:
-    """The session token a Bokeh websocket request carries, or None.
-
-    BokehJS offers two sub-protocols, ``bokeh`` and the token; Bokeh's server only accepts
-    exactly that pair, so anything else carries no token here either.
-    """
+    """The session token a Bokeh websocket request carries, or None (see
+    :func:`app.request_guard.offered_token`)."""
     if not head.is_websocket:
         return None
-    offered = [part.strip() for part in head.headers.get("sec-websocket-protocol", "").split(",")]
-    if len(offered) == 2 and offered[0] == "bokeh" and offered[1]:
-        return offered[1]
-    return None
+    return offered_token(head.headers.get("sec-websocket-protocol", ""))
 
 
 @dataclass(frozen=True)
@@ -124,13 +120,12 @@ def signed_by(credential: Credential, key: bytes) -> bool:
     """
     if not key:
         return False
+    if credential.token is not None:
+        return token_signed_by(credential.token, key)
     try:
-        if credential.token is not None:
-            return check_token_signature(credential.token, secret_key=key, signed=True)
         if credential.session_id is not None:
             return check_session_id_signature(credential.session_id, secret_key=key, signed=True)
     except (ValueError, KeyError, TypeError):
-        # Not base64, not JSON, or JSON without a session id: nobody's token.
         return False
     return False
 
@@ -166,12 +161,7 @@ class Route:
 def is_page(head: RequestHead, app_paths: Sequence[str]) -> bool:
     """Whether ``head`` asks for a page of the app (or its ``autoload.js``): Bokeh builds a
     session for each. ``app_paths`` are the paths the app is served under (``/main``, ``/``)."""
-    if head.method != "GET" or head.is_websocket:
-        return False
-    path = head.path
-    if path.endswith("/autoload.js"):
-        path = path[: -len("/autoload.js")] or "/"
-    return path in app_paths or path.rstrip("/") in app_paths
+    return not head.is_websocket and is_page_request(head.method, head.target, None, app_paths)
 
 
 def least_loaded(workers: Sequence[WorkerView], turn: int = 0) -> int | None:

@@ -11,8 +11,11 @@ it holds. The connection's bytes never pass through the front.
 The server is built by ``panel serve`` itself, with the options ``sdpa-sim`` gives it.
 Tornado's ``HTTPServer`` is a ``Configurable``: :func:`main` configures the subclass below
 before Bokeh creates its server, which is how the worker reaches the server's
-``HTTPServer`` without private attributes. When the front goes away (its end of the socket
-pair closes), the worker stops as it would on SIGTERM.
+``HTTPServer`` without private attributes. It is :mod:`app.guarded_http`'s server: every
+request passes the same guard as in one process, and when the page a handed connection
+asked for is finished (its session built, its HTML written), the worker tells the front,
+which hands it the next page then (see :mod:`app.front`). When the front goes away (its end
+of the socket pair closes), the worker stops as it would on SIGTERM.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import socket
 import sys
 from typing import Any
@@ -29,6 +33,9 @@ from tornado.httpserver import HTTPServer
 from tornado.ioloop import IOLoop
 from tornado.iostream import IOStream
 
+from app.guarded_http import GuardedHTTPServer
+from app.request_guard import RequestGuard
+
 log = logging.getLogger(__name__)
 
 HANDOFF = b"c"
@@ -37,22 +44,34 @@ HANDOFF = b"c"
 SESSIONS = b"sessions"
 """Prefix of the worker's report: ``sessions <live> <created>`` (ASCII)."""
 
+PAGE_DONE = b"page-done"
+"""The worker's report that the page a handed connection asked for is finished.
+
+Bokeh's and Panel's session-created callbacks cannot tell: they run before the session's
+document is built (``ApplicationContext.create_session_if_needed``), not after."""
+
 MAX_FDS_PER_MESSAGE = 1
 """The front hands one connection per message."""
 
 
-class HandOffHTTPServer(HTTPServer):
-    """Tornado's HTTPServer, also serving connections received on the control socket.
+class HandOffHTTPServer(GuardedHTTPServer):
+    """The guarded HTTPServer, also serving connections received on the control socket.
 
     Each received socket is wrapped and served as :class:`tornado.tcpserver.TCPServer`
     serves an accepted one (same buffer limits, same :meth:`handle_stream`).
     """
 
     def initialize(self, *args: Any, control: socket.socket, **kwargs: Any) -> None:
-        """HTTPServer's initialize, plus the control socket (set by ``configure``)."""
-        super().initialize(*args, **kwargs)
+        """The guarded server's initialize, plus the control socket (set by ``configure``);
+        finished pages are reported on it."""
+        super().initialize(*args, on_page_done=self._page_done, **kwargs)
         self._control = control
         self._receiving = False
+
+    def _page_done(self) -> None:
+        # A full queue means the front is far behind; it also forgets a page after a while.
+        with contextlib.suppress(OSError):
+            self._control.send(PAGE_DONE, socket.MSG_DONTWAIT)
 
     def add_sockets(self, sockets: Any) -> None:
         """Listen on ``sockets`` and, from now on, on the control socket too.
@@ -137,21 +156,26 @@ class SessionReporter:
             self._control.send(message, socket.MSG_DONTWAIT)
 
 
-def parse_arguments(argv: list[str]) -> tuple[int, list[str]]:
-    """The control socket's file descriptor and the ``panel serve`` arguments."""
+def parse_arguments(argv: list[str]) -> tuple[int, RequestGuard | None, list[str]]:
+    """The control socket's file descriptor, the request guard and the ``panel serve``
+    arguments."""
     parser = argparse.ArgumentParser(prog="python -m app.worker")
     parser.add_argument("--control-fd", type=int, required=True)
+    parser.add_argument("--guard", help="the request guard, as RequestGuard.to_json writes it")
     parser.add_argument("serve", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
     serve = options.serve[1:] if options.serve[:1] == ["--"] else options.serve
-    return options.control_fd, serve
+    guard = RequestGuard.from_json(options.guard) if options.guard else None
+    return options.control_fd, guard, serve
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run ``panel serve`` with the given arguments, serving handed connections too."""
-    control_fd, serve = parse_arguments(sys.argv[1:] if argv is None else argv)
+    control_fd, guard, serve = parse_arguments(sys.argv[1:] if argv is None else argv)
     control = socket.socket(fileno=control_fd)
-    HTTPServer.configure(HandOffHTTPServer, control=control)
+    # The front gives each worker its own key, which signs its sessions.
+    key = os.environ.get("BOKEH_SECRET_KEY", "").encode("utf-8") or None
+    HTTPServer.configure(HandOffHTTPServer, control=control, guard=guard, session_key=key)
 
     import panel as pn
     from panel.command import main as panel_main

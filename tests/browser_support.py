@@ -35,27 +35,43 @@ CHROMIUM_ARGS = [
 ]
 """Headless, as root, and quiet on a machine whose only network is loopback."""
 
+HEATMAP_DRAWN_JS = """() => {
+  const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
+  if (!doc || !doc.is_idle) return false;
+  const figure = doc.get_model_by_name('heatmap');
+  if (!figure) return false;
+  const image = figure.renderers.find((renderer) => renderer.glyph.type === 'Image');
+  const weight = image && image.data_source.data.weight;
+  if (!weight || !weight[0] || !weight[0].length) return false;
+  const view = Bokeh.index.find_one(figure);
+  return view != null && view.has_finished();
+}"""
+"""True once the websocket session is idle and the heatmap has weights and is drawn (the
+first screen: the tests in tests/browser check the rest of the page)."""
+
+
 PORTS = range(5100, 5200)
 SERVER_START_TIMEOUT = 60.0
 STATIC_PREFIX = "assets"
 STATIC_DIR = REPO / "static"
 
 
-def free_port() -> int:
-    """The first port of :data:`PORTS` nothing listens on now."""
-    for port in PORTS:
+def free_port(ports: range = PORTS) -> int:
+    """The first port of ``ports`` (:data:`PORTS` unless given) nothing listens on now."""
+    for port in ports:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             try:
                 probe.bind(("127.0.0.1", port))
             except OSError:
                 continue
             return port
-    raise RuntimeError(f"no free port in {PORTS.start}–{PORTS.stop - 1}")
+    raise RuntimeError(f"no free port in {ports.start}–{ports.stop - 1}")
 
 
 @dataclass
 class AppServer:
-    """A running ``panel serve app/main.py`` subprocess and where its log goes."""
+    """A running ``panel serve app/main.py`` (or ``sdpa-sim``) subprocess and where its log
+    goes."""
 
     process: subprocess.Popen[bytes]
     port: int

@@ -1,5 +1,5 @@
-"""``sdpa-sim --num-procs N`` as a subprocess, and a Bokeh protocol client: shared by
-tests/server/test_num_procs.py and its measurement script.
+"""``sdpa-sim`` (one process, or ``--num-procs N``) as a subprocess, and a Bokeh protocol
+client: shared by the tests in tests/server and the front's measurement script.
 
 The tests import it as a top-level module (pytest puts ``tests/`` on the path).
 """
@@ -20,11 +20,11 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-REPO = Path(__file__).resolve().parents[1]
+import browser_support
+from browser_support import REPO, AppServer
 
 PORTS = range(5200, 5300)
 """The ports these tests' servers listen on (127.0.0.1 only)."""
@@ -37,6 +37,9 @@ STOP_TIMEOUT = 30.0
 SERVING = re.compile(r"sdpa-sim: serving (\S+) with (\d+) worker processes \(([\d, ]+)\)")
 """The line the front prints once every worker answers."""
 
+PANEL_SERVING = re.compile(r"Bokeh app running at: (\S+)")
+"""The line ``panel serve`` prints once it listens (``sdpa-sim`` without ``--num-procs``)."""
+
 STATUS = re.compile(r"sdpa-sim: live sessions per worker: (.*)")
 STATUS_ENTRY = re.compile(r"(\d+) \(pid (\d+)\)|stopped \(was pid (\d+)\)")
 
@@ -47,14 +50,7 @@ T = TypeVar("T")
 
 def free_port() -> int:
     """The first port of :data:`PORTS` nothing listens on now."""
-    for port in PORTS:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {PORTS.start}–{PORTS.stop - 1}")
+    return browser_support.free_port(PORTS)
 
 
 def sdpa_sim_command() -> list[str]:
@@ -100,37 +96,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-@dataclass
-class FrontServer:
-    """A running ``sdpa-sim --num-procs N`` subprocess and its log."""
-
-    process: subprocess.Popen[bytes]
-    port: int
-    log_path: Path
-
-    @property
-    def base_url(self) -> str:
-        """The public root address."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def url(self) -> str:
-        """The page's address."""
-        return f"{self.base_url}/main"
-
-    def log_size(self) -> int:
-        """How many bytes the log holds now: a mark to read only what comes after it."""
-        return self.log_path.stat().st_size
-
-    def log_text(self, since: int = 0) -> str:
-        """The front's and its workers' combined output from byte ``since`` on."""
-        with self.log_path.open("rb") as log:
-            log.seek(since)
-            return log.read().decode("utf-8", errors="replace")
+class FrontServer(AppServer):
+    """A running ``sdpa-sim`` subprocess (with ``--num-procs N``: the front, whose log
+    holds its workers' too)."""
 
     def serving(self) -> re.Match[str] | None:
         """The front's "serving" line, once printed."""
         return SERVING.search(self.log_text())
+
+    def ready(self) -> bool:
+        """Whether it serves: the front's line, or ``panel serve``'s in one process."""
+        return bool(self.serving() or PANEL_SERVING.search(self.log_text()))
 
     def worker_pids(self) -> list[int]:
         """The workers' process ids as the front printed them at startup."""
@@ -156,8 +132,9 @@ def start_front(
     log_path: Path, workers: int = 2, extra: tuple[str, ...] = (), attempts: int = 3
 ) -> FrontServer:
     """Start ``sdpa-sim --num-procs workers`` on a free loopback port; return once it has
-    printed its address (every worker answered). Raises RuntimeError with the log if it
-    exits or stays silent."""
+    printed its address (every worker answered; with one worker, once ``panel serve`` in
+    its one process listens). Raises RuntimeError with the log if it exits or stays
+    silent."""
     for attempt in range(attempts):
         port = free_port()
         command = [
@@ -178,7 +155,7 @@ def start_front(
         front = FrontServer(process, port, log_path)
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
-            if front.serving():
+            if front.ready():
                 return front
             try:
                 code = process.wait(timeout=0.2)
@@ -211,10 +188,12 @@ def stop_front(front: FrontServer, signum: int = signal.SIGTERM) -> int | None:
 
 
 @contextmanager
-def running_front(log_path: Path, workers: int = 2) -> Iterator[FrontServer]:
+def running_front(
+    log_path: Path, workers: int = 2, extra: tuple[str, ...] = ()
+) -> Iterator[FrontServer]:
     """:func:`start_front` for a ``with`` block; stops the front and any worker left after."""
-    front = start_front(log_path, workers)
-    pids = front.worker_pids()
+    front = start_front(log_path, workers, extra)
+    pids = front.worker_pids() if workers > 1 else []
     try:
         yield front
     finally:
@@ -353,8 +332,12 @@ def open_session(base_url: str, query: str = "", timeout: float = 60) -> dict[st
     return run_async(session_async(base_url, query, timeout), timeout)
 
 
-def websocket_status(base_url: str, token: str, timeout: float = 60) -> int:
-    """Open the app's websocket with ``token``: 101 if accepted, else the HTTP status."""
+def websocket_status(
+    base_url: str, token: str, timeout: float = 60, headers: dict[str, str] | None = None
+) -> int:
+    """Open the app's websocket with ``token`` (and ``headers``, e.g. a Host and an Origin
+    of a rebinding attack; the Origin is ``base_url``'s unless given): 101 if accepted,
+    else the HTTP status."""
     host = base_url.split("://", 1)[1]
 
     async def attempt() -> int:
@@ -363,7 +346,7 @@ def websocket_status(base_url: str, token: str, timeout: float = 60) -> int:
 
         request = HTTPRequest(
             f"ws://{host}/main/ws",
-            headers={"Origin": base_url},
+            headers={"Origin": base_url, **(headers or {})},
             connect_timeout=timeout,
             request_timeout=timeout,
         )
@@ -382,3 +365,39 @@ def run_async(coroutine: Any, timeout: float) -> Any:
     event loop in the calling thread)."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(lambda: asyncio.run(asyncio.wait_for(coroutine, timeout))).result()
+
+
+def raw_get(
+    port: int, target: str, headers: dict[str, str] | None = None, timeout: float = 60
+) -> tuple[int, dict[str, str], bytes]:
+    """GET ``target`` on 127.0.0.1:``port`` with exactly ``headers`` (no Host unless
+    given): the status, the response headers by lower-case name, and the body. The request
+    is sent as bytes, so hosts and targets no HTTP library would send arrive as written."""
+    lines = [f"GET {target} HTTP/1.1", *(f"{k}: {v}" for k, v in (headers or {}).items())]
+    request = ("\r\n".join([*lines, "Connection: close", "", ""])).encode("utf-8")
+    chunks = []
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
+        connection.sendall(request)
+        while chunk := connection.recv(65536):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    parsed = {}
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        parsed[name.strip().lower()] = value.strip()
+    return int(status_line.split(" ")[1]), parsed, body
+
+
+def tracebacks(log: str) -> str:
+    """The tracebacks in a server log, each with the line before it (what was being done),
+    or "" if there are none."""
+    lines = log.splitlines()
+    found = []
+    for index, line in enumerate(lines):
+        if line.startswith("Traceback (most recent call last)"):
+            end = index + 1
+            while end < len(lines) and (lines[end].startswith(" ") or not lines[end].strip()):
+                end += 1
+            found.append("\n".join(lines[max(0, index - 2) : end + 1]))
+    return "\n\n".join(found)

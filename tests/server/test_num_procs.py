@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from bokeh.util.token import generate_jwt_token, generate_secret_key, generate_session_id
+from browser_support import HEATMAP_DRAWN_JS
 from procs_support import (
     FrontServer,
     free_port,
@@ -41,6 +42,7 @@ from procs_support import (
 
 from app import cli, front
 from app.front import PENDING_LIFETIME, Front, FrontConfig, Worker, worker_count
+from app.request_guard import RequestGuard
 from app.routing import (
     MAX_HEAD_BYTES,
     Credential,
@@ -268,10 +270,15 @@ def test_without_num_procs_sdpa_sim_runs_panel_serve_in_process_as_before(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calls: list[list[str]] = []
+    guards: list[RequestGuard] = []
     monkeypatch.setattr("panel.command.main", lambda: calls.append(list(sys.argv)))
     monkeypatch.setattr(front, "serve", lambda config: pytest.fail("no front without N > 1"))
+    # What they change is process-wide (checked in test_one_process_signs_and_guards).
+    monkeypatch.setattr(cli, "sign_sessions", lambda: None)
+    monkeypatch.setattr(cli, "guard_this_process", guards.append)
     for argv in ([], ["--num-procs", "1"]):
         cli.main([*argv, "--port", "5299", "--address", "127.0.0.1"])
+    assert guards == [RequestGuard.for_server("127.0.0.1")] * 2
     # The command line sdpa-sim ran before --num-procs existed.
     expected = [
         "panel",
@@ -289,10 +296,35 @@ def test_without_num_procs_sdpa_sim_runs_panel_serve_in_process_as_before(
     assert calls == [expected, expected]
 
 
+def test_one_process_signs_and_guards(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session ids are signed with a new secret unless one is set, and the HTTPServer
+    panel serve builds is the guarded one."""
+    from tornado.httpserver import HTTPServer
+
+    from app.guarded_http import GuardedHTTPServer
+
+    monkeypatch.delenv("BOKEH_SIGN_SESSIONS", raising=False)
+    monkeypatch.delenv("BOKEH_SECRET_KEY", raising=False)
+    cli.sign_sessions()
+    assert os.environ["BOKEH_SIGN_SESSIONS"] == "true"
+    assert len(os.environ["BOKEH_SECRET_KEY"]) >= 32, "Bokeh's minimum"
+    monkeypatch.setenv("BOKEH_SECRET_KEY", "shared-by-the-processes-behind-one-proxy")
+    cli.sign_sessions()
+    assert os.environ["BOKEH_SECRET_KEY"] == "shared-by-the-processes-behind-one-proxy"
+    guard = RequestGuard.for_server("127.0.0.1")
+    try:
+        cli.guard_this_process(guard)
+        server = HTTPServer(lambda request: None)
+        assert isinstance(server, GuardedHTTPServer) and server.guard == guard
+    finally:
+        HTTPServer.configure(None)
+
+
 def test_num_procs_starts_the_front_with_that_many_workers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     configs: list[front.FrontConfig] = []
+    monkeypatch.setattr(cli, "sign_sessions", lambda: None)
     monkeypatch.setattr(front, "serve", lambda config: configs.append(config) or 0)
     monkeypatch.setattr("panel.command.main", lambda: pytest.fail("the front serves"))
     with pytest.raises(SystemExit) as exit_info:
@@ -300,6 +332,7 @@ def test_num_procs_starts_the_front_with_that_many_workers(
     assert exit_info.value.code == 0
     [config] = configs
     assert (config.address, config.port, config.workers, config.show) == ("0.0.0.0", 5299, 3, True)
+    assert config.guard == RequestGuard.for_server("0.0.0.0")
     with pytest.raises(SystemExit, match="0 or more"):
         cli.main(["--num-procs", "-2"])
 
@@ -323,6 +356,15 @@ def test_a_worker_serves_the_app_as_one_process_does_on_a_unix_socket() -> None:
         "course.example.edu",
         "b:8080",
     ]
+
+
+def test_a_worker_takes_the_guard_before_the_panel_serve_arguments() -> None:
+    from app.worker import parse_arguments
+
+    guard = RequestGuard.for_server("0.0.0.0", embed_origins=["https://c.example.edu"])
+    argv = ["--control-fd", "7", "--guard", guard.to_json(), "--", "serve", "app/main.py"]
+    assert parse_arguments(argv) == (7, guard, ["serve", "app/main.py"])
+    assert parse_arguments(["--control-fd", "7", "--", "serve"]) == (7, None, ["serve"])
 
 
 def _values(arguments: list[str], option: str) -> list[str]:
@@ -540,20 +582,6 @@ def _kill(pids: list[int]) -> None:
 # In Chromium ------------------------------------------------------------------------------
 
 PAGE_TIMEOUT_MS = 30_000
-
-HEATMAP_DRAWN_JS = """() => {
-  const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
-  if (!doc || !doc.is_idle) return false;
-  const figure = doc.get_model_by_name('heatmap');
-  if (!figure) return false;
-  const image = figure.renderers.find((renderer) => renderer.glyph.type === 'Image');
-  const weight = image && image.data_source.data.weight;
-  if (!weight || !weight[0] || !weight[0].length) return false;
-  const view = Bokeh.index.find_one(figure);
-  return view != null && view.has_finished();
-}"""
-"""True once the websocket session is idle and the heatmap has weights and is drawn (the
-first screen: the tests in tests/browser check the rest of the page)."""
 
 MARK_WEIGHTS_JS = """() => {
   const figure = Bokeh.documents[0].get_model_by_name('heatmap');

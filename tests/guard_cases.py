@@ -1,0 +1,128 @@
+"""Generated hostile requests for the request guard's tests: Host headers and Bokeh's own
+parameters, each with the status a server answers it with (0: served as usual).
+
+The tests import it as a top-level module (pytest puts ``tests/`` on the path).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from urllib.parse import quote
+
+SERVED_OPTIONS = (
+    "--allow-websocket-origin",
+    "sim.example.edu:443",
+    "--allow-websocket-origin",
+    "*.lab.example.org",
+    "--allow-embed-from",
+    "https://courses.example.edu",
+)
+"""The ``sdpa-sim`` options (with ``--address 127.0.0.1``) the cases' outcomes assume."""
+
+ALLOWED_NAMES = [
+    "localhost",
+    "127.0.0.1",
+    "127.0.0.2",
+    "[::1]",
+    "sim.example.edu",
+    "a.lab.example.org",
+    "courses.example.edu",
+]
+REFUSED_NAMES = [
+    "evil.example",
+    "localhost.evil.example",
+    "sim.example.edu.evil.example",
+    "lab.example.org.evil",
+    "127.0.0.1.nip.io",
+    "10.0.0.5",
+    "[fe80::1]",
+    "[::ffff:10.0.0.1]",
+]
+MALFORMED_NAMES = ["", "::1", "[::1", "[nothing]", "local host", "a..b", "exa$mple", "ä.example"]
+PORTS = {"": True, ":80": True, ":0": False, ":65536": False, ":x": False}
+"""Port suffixes and whether they are valid (the served port is added to them)."""
+
+
+@dataclass(frozen=True)
+class HostCase:
+    """A Host header and the status the guard answers it with (0: served)."""
+
+    value: str
+    status: int
+
+
+def _decorated(name: str, port: str, valid: bool, status: int) -> list[HostCase]:
+    """``name + port`` as sent (answered with ``status`` if the port is ``valid``, else
+    400), and with what a hostile or sloppy client adds to it."""
+    well_formed = status if valid else 400
+    plain = name + port
+    cases = [
+        HostCase(plain, well_formed),
+        HostCase(plain.upper(), well_formed),
+        HostCase(f"  {plain} ", well_formed),
+        HostCase(f"user@{plain}", 400),
+        HostCase(f"user:pw@{plain}", 400),
+        HostCase(f"{plain}/main", 400),
+        HostCase(f"{plain}?x", 400),
+        HostCase(f"{plain}\\x", 400),
+    ]
+    if not name.startswith("["):
+        cases.append(HostCase(f"{name}.{port}", well_formed))  # fully qualified: the same
+        cases.append(HostCase(f"{name}..{port}", 400))
+    return cases
+
+
+def host_cases(served_port: int) -> list[HostCase]:
+    """Host headers built from names (allowed, refused, malformed), ports and decorations,
+    for a server on ``served_port``."""
+    cases = []
+    for port, valid in {f":{served_port}": True, **PORTS}.items():
+        for names, status in ((ALLOWED_NAMES, 0), (REFUSED_NAMES, 403)):
+            cases += [case for name in names for case in _decorated(name, port, valid, status)]
+        cases += [HostCase(name + port, 400) for name in MALFORMED_NAMES]
+    return cases
+
+
+RESERVED = [
+    "bokeh-absolute-url",
+    "bokeh-session-id",
+    "bokeh-token",
+    "bokeh-autoload-element",
+    "bokeh-app-path",
+    "bokeh-protocol-version",
+    "bokeh-anything",
+]
+"""What Bokeh and Panel read from a page's URL for themselves (bokeh/server/core.py, views/
+autoload_js_handler.py, panel/io/application.py, panel/io/server.py), and the prefix."""
+
+VALUES = ["", "abc", "http://other.example/", "e30.e30.e30", "x" * 300]
+PAGE_TARGETS = ["/main", "/", "/main/", "/static/js/bokeh.min.js", "/assets/course-page.html"]
+
+
+def _spellings(name: str) -> list[str]:
+    """Ways a URL can spell parameter ``name`` that Tornado reads as ``name`` (or that only
+    differ in case)."""
+    return [
+        name,
+        name.upper(),
+        name.replace("b", "%62"),
+        "".join(f"%{ord(char):02X}" for char in name),
+        name.replace("-", "%2D"),
+    ]
+
+
+def reserved_cases() -> list[tuple[str, int]]:
+    """Request targets carrying a Bokeh parameter, and the status they are refused with."""
+    cases = []
+    for name, value, target in itertools.product(RESERVED, VALUES, PAGE_TARGETS):
+        status = 403 if name in ("bokeh-session-id", "bokeh-token") else 400
+        for spelled in _spellings(name):
+            for query in (
+                f"{spelled}={quote(value)}",
+                f"d_k=64&{spelled}={quote(value)}&n=8",
+                f"{spelled}={quote(value)}&{spelled}=2",
+            ):
+                upper = spelled == name.upper()
+                cases.append((f"{target}?{query}", 400 if upper else status))
+    return cases

@@ -1,0 +1,152 @@
+"""Hostile hosts, links and websockets against a served ``sdpa-sim``, in one process and with
+``--num-procs 2``: every request gets a page or a plain 4xx, never a 500, and the server
+log stays free of tracebacks.
+
+The cases are generated (tests/guard_cases.py); each mode runs them against its own
+``sdpa-sim`` subprocess on a port in 5200–5299. Requests the guard lets through are sent
+for a cheap file (every route passes the same guard), and a sample of them for the page
+itself, which builds a session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from bokeh.util.token import generate_jwt_token, generate_session_id
+from guard_cases import SERVED_OPTIONS, HostCase, host_cases, reserved_cases
+from procs_support import (
+    FrontServer,
+    open_session,
+    page_token,
+    raw_get,
+    running_front,
+    tracebacks,
+    websocket_status,
+)
+
+CHEAP_TARGET = "/favicon.ico"
+"""A route Bokeh answers without building a session."""
+
+
+@pytest.fixture(scope="module", params=[1, 2], ids=["one-process", "num-procs-2"])
+def served(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[FrontServer]:
+    """``sdpa-sim`` with the options the generated cases assume, in each mode."""
+    log_path = tmp_path_factory.mktemp("guarded") / "sdpa-sim.log"
+    try:
+        with running_front(log_path, request.param, SERVED_OPTIONS) as server:
+            yield server
+    except RuntimeError as error:
+        pytest.fail(str(error), pytrace=False)
+    assert not tracebacks(log_path.read_text()), tracebacks(log_path.read_text())
+
+
+def _expected(case: HostCase) -> int:
+    return case.status or 200
+
+
+def test_every_host_header_gets_the_page_or_a_plain_4xx(served: FrontServer) -> None:
+    cases = host_cases(served.port)
+    wrong = []
+    for case in cases:
+        status, headers, body = raw_get(served.port, CHEAP_TARGET, {"Host": case.value})
+        if status != _expected(case):
+            wrong.append(f"{case.value!r}: {status}, expected {_expected(case)}")
+        elif status >= 400:
+            assert headers["content-type"].startswith("text/plain"), case
+            assert b"Traceback" not in body and b"<" not in body, case
+    assert not wrong, "\n".join(wrong)
+    assert not tracebacks(served.log_text()), tracebacks(served.log_text())
+
+
+def test_a_page_is_built_for_each_form_of_an_allowed_host(served: FrontServer) -> None:
+    port = served.port
+    for host in ("localhost", f"localhost:{port}", f"LOCALHOST.:{port}", f"127.0.0.2:{port}"):
+        status, _headers, body = raw_get(port, "/main?d_k=16", {"Host": host})
+        assert status == 200 and b'"token"' in body, host
+    mark = served.log_size()
+    status, _, _ = raw_get(port, "/main", {"Host": f"[::1]:{port}"})
+    assert status in (200, 400), "an IPv6 literal: the page, or a plain 400"
+    assert not tracebacks(served.log_text(mark)), tracebacks(served.log_text(mark))
+
+
+def test_a_missing_host_is_a_plain_400(served: FrontServer) -> None:
+    status, headers, _ = raw_get(served.port, "/main")
+    assert status == 400 and headers["content-type"].startswith("text/plain")
+
+
+def test_a_rebinding_page_is_refused_and_so_is_its_websocket(served: FrontServer) -> None:
+    """DNS rebinding: evil.example resolves to this server, so its page's requests carry
+    ``Host: evil.example:PORT`` and a matching Origin, which Tornado takes as same-origin."""
+    evil = f"evil.example:{served.port}"
+    status, _, _ = raw_get(served.port, "/main", {"Host": evil})
+    assert status == 403
+    token = page_token(served.url)
+    headers = {"Host": evil, "Origin": f"http://{evil}"}
+    assert websocket_status(served.base_url, token, headers=headers) == 403
+    assert websocket_status(served.base_url, token) == 101, "the real page's websocket works"
+
+
+RESERVED_SAMPLE = reserved_cases()[::7]
+
+
+def test_bokeh_parameters_are_refused_on_every_route(served: FrontServer) -> None:
+    host = {"Host": f"127.0.0.1:{served.port}"}
+    wrong = []
+    for target, expected in RESERVED_SAMPLE:
+        status, headers, _body = raw_get(served.port, target, host)
+        # The front refuses a request naming a session itself, with the same status.
+        if status != expected or not headers["content-type"].startswith("text/plain"):
+            wrong.append(f"{target[:120]}: {status}, expected {expected}")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/main?bokeh-token=abc",
+        "/main/autoload.js?bokeh-token=abc",
+        "/main/autoload.js?bokeh-autoload-element=x&bokeh-token=abc",
+        "/?bokeh-session-id=KNOWN",
+        "/main?bokeh-absolute-url=http://other.example/",
+        "/main/autoload.js",
+    ],
+)
+def test_bokeh_internals_never_answer_500(served: FrontServer, target: str) -> None:
+    mark = served.log_size()
+    status, _, _ = raw_get(served.port, target, {"Host": f"127.0.0.1:{served.port}"})
+    assert 400 <= status < 500, (target, status)
+    assert not tracebacks(served.log_text(mark)), tracebacks(served.log_text(mark))
+
+
+def test_autoload_js_as_server_document_asks_for_it(served: FrontServer) -> None:
+    target = (
+        "/main/autoload.js?bokeh-autoload-element=p1002&bokeh-app-path=/main"
+        f"&bokeh-absolute-url=http://127.0.0.1:{served.port}/main"
+    )
+    status, headers, _body = raw_get(served.port, target, {"Host": f"127.0.0.1:{served.port}"})
+    assert status == 200 and headers["content-type"] == "application/javascript"
+
+
+def test_session_ids_are_signed_so_no_link_or_client_can_choose_one(
+    served: FrontServer,
+) -> None:
+    unsigned = generate_jwt_token(generate_session_id(signed=False), signed=False)
+    assert websocket_status(served.base_url, unsigned) == 403
+    assert websocket_status(served.base_url, page_token(served.url)) == 101
+
+
+def test_responses_say_who_may_frame_them_and_sessions_still_open(served: FrontServer) -> None:
+    for target in ("/main", "/assets/course-page.html", "/main?bokeh-token=x"):
+        _, headers, _ = raw_get(served.port, target, {"Host": f"localhost:{served.port}"})
+        policy = headers["content-security-policy"].split()
+        assert policy[:2] == ["frame-ancestors", "'self'"], target
+        assert "https://courses.example.edu" in policy and "http://localhost:*" in policy
+    session = open_session(served.base_url, "?d_k=16")
+    assert session["status"] == 101 and session["messages"][:2] == ["ACK", "PULL-DOC-REPLY"]
+
+
+def test_the_log_has_no_traceback(served: FrontServer) -> None:
+    assert not tracebacks(served.log_text()), tracebacks(served.log_text())
