@@ -257,6 +257,25 @@ GENERATORS = (
 )
 
 
+BROWSER_LINKS = {
+    "double-question-mark": "?d_k=5",
+    "question-mark-in-a-value": "d_k=8&ref=https://course.example/page?id=3",
+    "trailing-question-mark": "d_k=8?",
+    "unicode-digits": "d_k=%D9%A3%D9%A2&n=%EF%BC%93%EF%BC%92&temperature=%E0%A5%A8",
+    "markup": (
+        "view=%3Cscript%3Ealert(1)%3C/script%3E&d_k=%22%3E%3Cimg%20src=x%20onerror=alert(1)%3E"
+        "&course=%3Csvg%20onload=alert(1)%3E&%3Cscript%3Ealert(1)%3C/script%3E=1"
+    ),
+    "special-floats": "temperature=nan&d_k=1e999&n=-inf&seed=-0",
+    "course-parameters": "id=007&flag=true&foo=[1,2,3]&d_k=8&empty=&bare&plus=a+b&id=008",
+    "control-characters": "d_k=%0A32%00&view=raw%E2%80%AE&scaled=%09false",
+    "1000-parameters": "&".join([*(f"p{i}={i}" for i in range(999)), "d_k=8"]),
+    "preset": "preset=collapse&course=x",
+}
+"""One link per kind of trouble for Chromium, served and offline (the generated cases run
+in full at the model level): the links issue 11 names, and one of each category."""
+
+
 def hostile_queries() -> list[HostileQuery]:
     """Every generated case, in a fixed order, without repeats."""
     seen: set[str] = set()

@@ -63,6 +63,11 @@ def _open(browser: Any, path: Path, query: str, width: int, height: int) -> Offl
     page = context.new_page()
     opened = OfflinePage(page=page, context=context)
     page.on("pageerror", lambda error: opened.errors.append(f"page error: {error}"))
+    # An alert, confirm or prompt could only come from script a link injected.
+    page.on(
+        "dialog",
+        lambda dialog: (opened.errors.append(f"dialog: {dialog.message}"), dialog.dismiss()),
+    )
     page.on(
         "console",
         lambda message: (

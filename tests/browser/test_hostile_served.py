@@ -1,0 +1,266 @@
+"""Hostile links and hostile clients against the served app, through real sessions.
+
+A protocol-level client (tests/protocol_client.py) opens each session as Chromium does: the
+page, its websocket, the document, ``document_ready``. For a sample of the generated links
+(tests/hostile_queries.py: every category), the page is served and the app writes the URL
+the model tests expect (the app's values, then the link's other parameters byte for byte,
+never Bokeh's) and shows the notice they expect. Then one session receives bad values for
+every control over its websocket. The server's log must stay free of tracebacks and
+errors throughout. No Chromium here: tests/browser/test_hostile_browser.py has that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+from typing import Any
+
+import pytest
+from hostile_queries import HostileQuery, hostile_queries, sample
+from procs_support import run_async
+from protocol_client import ModelRecord, ProtocolError, ProtocolSession
+from tornado.httpclient import HTTPClientError
+from tornado.httputil import parse_qs_bytes
+
+from app.controls_spec import D_K_GRID
+from app.query import compose_search
+from app.state import SimulationState
+
+TIMEOUT = 90.0
+"""Seconds any one wait may take on a loaded CI machine."""
+
+RUN_TIMEOUT = 600.0
+"""Seconds a whole scenario may take (run in a thread of its own: Playwright's sync API,
+used by the browser tests sharing this server, keeps an event loop in the test thread)."""
+
+AT_ONCE = 3
+"""Sessions opened together: enough to overlap, few enough for two cores."""
+
+NOTICE_TITLE = "Some link values were adjusted"
+
+TORNADO_MAX_HEAD = 65_536
+"""Tornado's ``max_header_size``: a longer request line is refused, its connection closed."""
+
+TORNADO_MAX_ARGUMENTS = 1000
+"""Tornado 6.6 answers a query of more fields with a plain 400 (``max_arguments``)."""
+
+LOG_PROBLEMS = ("Traceback", "ERROR", "Error running application handler")
+
+SAMPLE = [
+    *sample(hostile_queries(), per_category=3),
+    HostileQuery("question-hash", "?d_k=5"),
+    HostileQuery("question-hash", "d_k=8&ref=https://course.example/page?id=3"),
+    HostileQuery("question-hash", "d_k=8?"),
+    HostileQuery("unicode-digits", "d_k=%D9%A3%D9%A2&n=%EF%BC%93%EF%BC%92"),
+]
+"""Every category's first cases, and the links issue 11 names."""
+
+
+def expected_state(query: str) -> SimulationState:
+    state = SimulationState()
+    state.apply_query(parse_qs_bytes(query, keep_blank_values=True))
+    return state
+
+
+def assert_log_clean(text: str) -> None:
+    problems = [line for line in text.splitlines() if any(p in line for p in LOG_PROBLEMS)]
+    assert problems == [], "\n".join(problems[:20])
+
+
+def shown_text(markup: str) -> str:
+    """The text the page shows for the alert's ``object`` (escaped HTML rendered from
+    Markdown by panel-material-ui, decoded and inserted by the page)."""
+    return re.sub(r"<[^>]+>", "", html.unescape(markup)).strip()
+
+
+def notice_record(session: ProtocolSession) -> ModelRecord:
+    """The data model of the page's notice (a Material UI alert with the notice's title)."""
+    found = list(session.index.find(lambda r: r.attributes.get("title") == NOTICE_TITLE))
+    assert found, "no notice in the document"
+    return found[0]
+
+
+async def open_link(base: str, case: HostileQuery) -> dict[str, Any]:
+    """Open the page for ``case`` as a browser would; what the page shows once ready."""
+    session = ProtocolSession(f"{base}?{case.query}", timeout=TIMEOUT, echo=False)
+    try:
+        try:
+            await session.open()
+        except HTTPClientError as error:
+            return {"status": error.code}
+        await session.send_document_ready()
+        state = expected_state(case.query)
+        written = compose_search(f"?{case.query}", state.query())
+        location = session.index.named("location")
+        assert location is not None, "no Location in the document"
+        try:
+            await session.wait_for(
+                lambda: location.attributes.get("search") == written, "the URL", timeout=TIMEOUT
+            )
+        except ProtocolError:
+            return {"status": 200, "search": location.attributes.get("search"), "wanted": written}
+        return {
+            "status": 200,
+            "search": written,
+            "wanted": written,
+            "notice": notice_record(session).attributes.get("object", ""),
+            "expected_notice": state.notice,
+            "errors": session.errors,
+        }
+    finally:
+        await session.close()
+
+
+async def open_links(base: str, cases: list[HostileQuery]) -> list[dict[str, Any]]:
+    limit = asyncio.Semaphore(AT_ONCE)
+
+    async def one(case: HostileQuery) -> dict[str, Any]:
+        async with limit:
+            return await open_link(base, case)
+
+    return await asyncio.gather(*(one(case) for case in cases))
+
+
+def test_sampled_links_open_real_sessions_with_the_expected_url_and_notice(app_server) -> None:
+    mark = app_server.log_size()
+    results = run_async(open_links(app_server.url, SAMPLE), RUN_TIMEOUT)
+    for case, result in zip(SAMPLE, results, strict=True):
+        where = f"{case.category}: {case.query[:100]}"
+        if len(case.query) > TORNADO_MAX_HEAD:
+            # Refused by Tornado before any app code runs: the connection is closed.
+            assert result["status"] == 599, where
+            continue
+        if case.query.count("&") + 1 > TORNADO_MAX_ARGUMENTS:
+            assert result["status"] == 400, where  # Tornado's plain "Bad Request"
+            continue
+        assert result["status"] == 200, where
+        assert result["search"] == result["wanted"], where
+        assert shown_text(result["notice"]) == result["expected_notice"], where
+        assert result["errors"] == [], where
+    assert_log_clean(app_server.log_text(mark))
+
+
+# --- Bad values over the websocket --------------------------------------------------------
+
+BAD_VALUES: list[Any] = [
+    -1, -2, 10**6, -(10**20), 2**63, 2.5, "3", "", None, True, [1], {"a": 1},
+    {"type": "number", "value": "nan"}, {"type": "number", "value": "+inf"},
+    "<img src=x onerror=alert(1)>", "x" * 100_000,
+]  # fmt: skip
+"""Values for any widget property: out of range, wrong types, NaN and infinities (as
+BokehJS encodes them), markup, 100 kB."""
+
+CONTROLS = {
+    "d_k (key dimension)": "slider",
+    "exact d_k": "box",
+    "temperature": "slider",
+    "sequence length n": "slider",
+    "scale by 1/√d_k": "switch",
+    "causal mask": "switch",
+    "heatmap view": "choice",
+    "preset scene": "choice",
+    "seed": "box",
+}
+
+OTHER_PROPERTIES = ("options", "start", "end", "label", "formatter", "value_throttled", "active")
+
+
+def widget_records(session: ProtocolSession) -> dict[str, ModelRecord]:
+    found = {}
+    labelled = (
+        r for r in session.index.models.values() if isinstance(r.attributes.get("label"), str)
+    )
+    for record in labelled:
+        if record.attributes["label"] in CONTROLS:
+            found.setdefault(record.attributes["label"], record)
+    assert set(found) == set(CONTROLS), sorted(found)
+    return found
+
+
+def valid(kind: str, record: ModelRecord) -> bool:
+    if "value" not in record.attributes:
+        return True  # the model's default, left out of the JSON: never changed
+    value = record.attributes["value"]
+    if kind == "slider":
+        return type(value) is int and 0 <= value < len(record.attributes["options"])
+    if kind == "box":
+        return type(value) is int and value >= 0
+    if kind == "switch":
+        return isinstance(value, bool)
+    return isinstance(value, str) and value in record.attributes.get("options", [value])
+
+
+async def send_bad_values(url: str) -> tuple[ProtocolSession, dict[str, ModelRecord]]:
+    session = ProtocolSession(url, timeout=TIMEOUT, echo=False)
+    await session.open()
+    await session.send_document_ready()
+    records = widget_records(session)
+    for record in records.values():
+        for attr in ("value", *OTHER_PROPERTIES):
+            for value in BAD_VALUES:
+                event = {"kind": "ModelChanged", "model": {"id": record.id}, "attr": attr}
+                await session.send_events([{**event, "new": value}])
+    # Unknown models and attributes, and malformed events.
+    await session.send_events([{"kind": "ModelChanged", "model": {"id": "nope"}, "attr": "x"}])
+    await session.send_events([{"kind": "Bogus"}])
+    # A valid move still works once all that has been handled: the exact box follows it.
+    d_k = records["d_k (key dimension)"]
+    exact = records["exact d_k"]
+    await session.send_events(
+        [{"kind": "ModelChanged", "model": {"id": d_k.id}, "attr": "value", "new": 3}]
+    )
+    await session.wait_for(lambda: exact.attributes.get("value") == D_K_GRID[3], "the move")
+    return session, records
+
+
+def test_bad_widget_values_over_the_websocket_leave_no_traceback(app_server) -> None:
+    mark = app_server.log_size()
+
+    async def scenario() -> tuple[ProtocolSession, dict[str, ModelRecord]]:
+        session, records = await send_bad_values(app_server.url)
+        await session.close()
+        return session, records
+
+    session, records = run_async(scenario(), RUN_TIMEOUT)
+    for label, record in records.items():
+        assert valid(CONTROLS[label], record), (label, record.attributes.get("value"))
+    assert records["exact d_k"].attributes["value"] == D_K_GRID[3]
+    assert not any("websocket closed by the server" in error for error in session.errors)
+    text = app_server.log_text(mark)
+    assert_log_clean(text)
+    assert "refused a change from a page" in text
+
+
+@pytest.mark.parametrize("value", [-1, 63, 10**6, 2.5, None, "3"])
+def test_a_bad_slider_index_is_put_back_where_the_state_is(app_server, value: Any) -> None:
+    """Index -1 must not become d_k = 1024: the slider goes back to d_k = 64's position."""
+    mark = app_server.log_size()
+
+    async def scenario() -> tuple[Any, Any]:
+        session = ProtocolSession(f"{app_server.url}?d_k=64", timeout=TIMEOUT, echo=False)
+        try:
+            await session.open()
+            await session.send_document_ready()
+            records = widget_records(session)
+            slider, exact = records["d_k (key dimension)"], records["exact d_k"]
+            marker = object()
+            slider.attributes["value"] = marker
+            await session.send_events(
+                [
+                    {
+                        "kind": "ModelChanged",
+                        "model": {"id": slider.id},
+                        "attr": "value",
+                        "new": value,
+                    }
+                ]
+            )
+            await session.wait_for(lambda: slider.attributes["value"] is not marker, "the reply")
+            return slider.attributes["value"], exact.attributes["value"]
+        finally:
+            await session.close()
+
+    position, exact = run_async(scenario(), RUN_TIMEOUT)
+    assert (position, exact) == (D_K_GRID.index(64), 64)
+    assert_log_clean(app_server.log_text(mark))
