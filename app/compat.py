@@ -168,10 +168,10 @@ class CheckedPageChanges:
     Panel internals used, checked against Panel 1.9 and 1.10 (panel-material-ui 0.16):
     ``Syncable._linked_properties`` (the properties whose changes from the page Panel
     listens to) and ``Syncable._process_property_change`` (property values → parameter
-    values, called by ``Syncable._process_events`` before ``param.update``). No upstream
-    issue asks for validation of page values before mapping; holoviz/panel#7482 is about
-    the same handling path. ``tests/model/test_page_values.py`` fails loudly when either
-    changes shape.
+    values, called by ``Syncable._process_events`` before ``param.update``). Upstream
+    issue: none found (holoviz/panel and panel-extensions/panel-material-ui have none on
+    checking a page's values before mapping them). ``tests/model/test_page_values.py``
+    fails loudly when either changes shape.
     """
 
     page_properties: tuple[str, ...] = ("value",)
@@ -236,6 +236,11 @@ class RefusedPatchFilter(logging.Filter):
     message. That is the right answer to a hostile or broken client, but Bokeh also logs it
     at ERROR level with the whole message and a traceback, so any client could fill the log
     with tracebacks that are no fault of the server. Other messages keep their traceback.
+
+    Relies on how Bokeh 3.9 and 3.10 log it (``ProtocolHandler.handle`` in
+    bokeh/server/protocol_handler.py: the logger's name, the message's first words, the
+    message and the error as its arguments); upstream issue: none found.
+    ``tests/model/test_page_values.py`` fails loudly when that changes.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:

@@ -138,6 +138,14 @@ class ChoiceButtons(_ChoiceOfLabels, pmui.RadioButtonGroup):
     from the page."""
 
 
+class PageButton(CheckedPageChanges, pmui.Button):
+    """Material UI's button, following no property from the page: a press reaches the
+    server as a click event, and ``clicks`` or ``value`` sent as properties (-1, text)
+    would only have raised in param's validation."""
+
+    page_properties = ()
+
+
 def _log_slider(label: str, grid: list, formatter: str) -> GridSlider:
     return GridSlider(label=label, options=grid, formatter=formatter, sizing_mode="stretch_width")
 
@@ -209,7 +217,7 @@ def build_controls(state: SimulationState, later: Later = run_now) -> list[pn.vi
         "seed",
         later=later,
     )
-    resample = pmui.Button(
+    resample = PageButton(
         label="Resample", icon="casino", variant="outlined", sizing_mode="stretch_width"
     )
     resample.on_click(lambda event: state.resample())

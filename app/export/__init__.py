@@ -6,8 +6,9 @@ data are all inlined, and it makes no network request at all. It shows the serve
 heatmap, dot-product histograms and readouts with its main controls (d_k, temperature, n,
 scale on/off, heatmap view, causal mask), computed in the browser by a small JavaScript
 kernel (``kernel.js``) that mirrors :mod:`sdpa_core` step by step. It reads the served
-app's URL query parameters (``d_k``, ``temperature``, ``n``, ``scaled``, ``view``,
-``causal``), clamping bad values with a short plain-text notice.
+app's URL query parameters with the served app's rules (``query.js``, from
+:func:`app.query.query_spec`), presets included, clamping bad values with a short
+plain-text notice, and keeps the link's other parameters in the URL as they came.
 
 Limits, set by the 5 MB the file may weigh (defaults; ``--n-max``/``--d-max`` change them):
 

@@ -161,9 +161,12 @@ CONTROLS = {
     "heatmap view": "choice",
     "preset scene": "choice",
     "seed": "box",
+    "Resample": "button",
 }
 
-OTHER_PROPERTIES = ("options", "start", "end", "label", "formatter", "value_throttled", "active")
+OTHER_PROPERTIES = (
+    "options", "start", "end", "label", "formatter", "value_throttled", "active", "clicks",
+)  # fmt: skip
 
 
 def widget_records(session: ProtocolSession) -> dict[str, ModelRecord]:
@@ -179,8 +182,8 @@ def widget_records(session: ProtocolSession) -> dict[str, ModelRecord]:
 
 
 def valid(kind: str, record: ModelRecord) -> bool:
-    if "value" not in record.attributes:
-        return True  # the model's default, left out of the JSON: never changed
+    if kind == "button" or "value" not in record.attributes:
+        return True  # a button's value is its last click; a default is left out of the JSON
     value = record.attributes["value"]
     if kind == "slider":
         return type(value) is int and 0 <= value < len(record.attributes["options"])

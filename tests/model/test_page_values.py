@@ -27,7 +27,14 @@ from hypothesis import strategies as st
 from panel.io.state import set_curdoc
 
 from app import compat
-from app.controls import ChoiceButtons, ChoiceSelect, GridSlider, Toggle, WholeNumberInput
+from app.controls import (
+    ChoiceButtons,
+    ChoiceSelect,
+    GridSlider,
+    PageButton,
+    Toggle,
+    WholeNumberInput,
+)
 from app.controls_spec import D_K_GRID, N_GRID, TEMPERATURE_GRID
 from app.layout import SafeLocation, SimulationApp, location_params
 from app.presets import preset_options
@@ -197,6 +204,9 @@ def test_a_choice_takes_only_one_of_its_options(label: str, name: str, valid: di
         ("preset scene", "options", ["<img src=x>"]),
         ("scale by 1/√d_k", "label", "<script>alert(1)</script>"),
         ("causal mask", "disabled", True),
+        ("Resample", "clicks", -1),
+        ("Resample", "clicks", 10**9),
+        ("Resample", "value", True),
     ],
 )
 def test_properties_a_page_never_changes_are_not_followed(
@@ -205,9 +215,10 @@ def test_properties_a_page_never_changes_are_not_followed(
     page = Page()
     widget = next(w for w in page.app.page.select() if getattr(w, "label", None) == label)
     before = {name: getattr(widget, name) for name in widget.param if name != "name"}
+    seed = page.app.state.seed
     page.send(label, attr, value)
     after = {name: getattr(widget, name) for name in widget.param if name != "name"}
-    assert after == before
+    assert after == before and page.app.state.seed == seed
     # The next real change works as before.
     page.app.state.d_k = 128
     page.settle()
@@ -342,7 +353,8 @@ def test_a_location_takes_from_the_page_only_its_address_in_the_right_form(
 
 
 @pytest.mark.parametrize(
-    "cls", [GridSlider, WholeNumberInput, Toggle, ChoiceSelect, ChoiceButtons, SafeLocation]
+    "cls",
+    [GridSlider, WholeNumberInput, Toggle, ChoiceSelect, ChoiceButtons, PageButton, SafeLocation],
 )
 def test_panel_still_maps_page_values_through_the_hooks_the_guard_overrides(cls: type) -> None:
     assert compat.panel_version_checked(), "re-read panel/reactive.py, then update CHECKED_PANEL"
@@ -352,7 +364,7 @@ def test_panel_still_maps_page_values_through_the_hooks_the_guard_overrides(cls:
     )
     widget = cls() if cls is not GridSlider else cls(options=[1, 2])
     assert set(widget._linked_properties) <= set(cls.page_properties)
-    assert "value" in widget._linked_properties or cls is SafeLocation
+    assert "value" in widget._linked_properties or cls in (SafeLocation, PageButton)
 
 
 def test_bokeh_still_logs_a_refused_message_as_the_filter_expects() -> None:
