@@ -126,3 +126,23 @@ def reserved_cases() -> list[tuple[str, int]]:
                 upper = spelled == name.upper()
                 cases.append((f"{target}?{query}", 400 if upper else status))
     return cases
+
+
+ODD_PIECES = [b"%ff", b"\xff", b"\xc3\xa4", b"%00", b"%", b"<script>x</script>", b"\"'", b"?", b"#"]
+"""Bytes a query may carry that no well-behaved link does (raw, percent-encoded, markup)."""
+
+
+def odd_queries() -> list[bytes]:
+    """Request targets of the page whose query holds :data:`ODD_PIECES` as a name and as a
+    value, plus a long value, many parameters and an empty one: each gets the page or a
+    plain 4xx."""
+    targets = []
+    for piece in ODD_PIECES:
+        targets += [b"/main?" + piece + b"=1", b"/main?d_k=" + piece]
+    targets += [
+        b"/main?x=" + b"a" * 60_000,
+        b"/main?" + b"&".join(b"p%d=1" % index for index in range(1000)),
+        b"/main?",
+        b"/main?&&=&",
+    ]
+    return targets

@@ -368,13 +368,15 @@ def run_async(coroutine: Any, timeout: float) -> Any:
 
 
 def raw_get(
-    port: int, target: str, headers: dict[str, str] | None = None, timeout: float = 60
+    port: int, target: str | bytes, headers: dict[str, str] | None = None, timeout: float = 60
 ) -> tuple[int, dict[str, str], bytes]:
     """GET ``target`` on 127.0.0.1:``port`` with exactly ``headers`` (no Host unless
     given): the status, the response headers by lower-case name, and the body. The request
-    is sent as bytes, so hosts and targets no HTTP library would send arrive as written."""
-    lines = [f"GET {target} HTTP/1.1", *(f"{k}: {v}" for k, v in (headers or {}).items())]
-    request = ("\r\n".join([*lines, "Connection: close", "", ""])).encode("utf-8")
+    is sent as bytes (a str as UTF-8), so hosts and targets no HTTP library would send
+    arrive as written."""
+    target = target if isinstance(target, bytes) else target.encode("utf-8")
+    lines = [*(f"{k}: {v}" for k, v in (headers or {}).items()), "Connection: close", "", ""]
+    request = b"GET " + target + b" HTTP/1.1\r\n" + "\r\n".join(lines).encode("utf-8")
     chunks = []
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
         connection.sendall(request)
