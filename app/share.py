@@ -16,6 +16,8 @@ import panel as pn
 import panel_material_ui as pmui
 from panel.io.location import Location
 
+from app.controls import PageButton
+
 EMBED_HEIGHT = 760
 """Height in pixels of the iframe the embed snippet makes."""
 
@@ -73,8 +75,8 @@ def build_share_controls(
         shown.value = text
         clipboard.value = text
 
-    link = pmui.Button(label="Copy link", icon="link", variant="outlined", size="small")
-    embed = pmui.Button(label="Copy embed code", icon="code", variant="outlined", size="small")
+    link = PageButton(label="Copy link", icon="link", variant="outlined", size="small")
+    embed = PageButton(label="Copy embed code", icon="code", variant="outlined", size="small")
     link.on_click(lambda event: show(share_link(page_address(location), query())))
     embed.on_click(lambda event: show(embed_snippet(page_address(location), query())))
     return pn.Column(

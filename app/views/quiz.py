@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import panel as pn
 import panel_material_ui as pmui
 
+from app.controls import ChoiceSelect, PageButton
 from app.lesson_text import QUIZ
 from app.model import SimulationModel
 
@@ -152,9 +153,9 @@ def matching_feedback(answers: Mapping[str, object]) -> Feedback:
     )
 
 
-def _check_button(number: int) -> pmui.Button:
+def _check_button(number: int) -> PageButton:
     # A distinct accessible name per question; the top margin lines it up with the text box.
-    return pmui.Button(label=f"Check answer {number}", variant="outlined", margin=(16, 10, 5, 10))
+    return PageButton(label=f"Check answer {number}", variant="outlined", margin=(16, 10, 5, 10))
 
 
 def _alert(number: int) -> pmui.Alert:
@@ -197,7 +198,7 @@ class QuizView:
         )
         options = {"choose…": "", **{label: key for key, label in MATCH_CHOICES.items()}}
         self.match_selects = {
-            item.key: pmui.Select(label=item.label, options=options, value="", width=220)
+            item.key: ChoiceSelect(label=item.label, options=options, value="", width=220)
             for item in MATCH_ITEMS
         }
         self.divisor_button = _check_button(1)

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import panel as pn
-import panel_material_ui as pmui
 
 import sdpa_core
+from app.controls import Toggle
 from app.lesson_text import WORKED_EXAMPLE
 from app.model import SimulationModel
 
@@ -170,7 +170,7 @@ class WorkedExampleView:
 
     def __init__(self, model: SimulationModel) -> None:
         self.examples = {scaled: worked_example(scaled) for scaled in (True, False)}
-        self.switch = pmui.Switch(label="show the steps unscaled (no ÷√d_k)", value=False)
+        self.switch = Toggle(label="show the steps unscaled (no ÷√d_k)", value=False)
         self.pane = pn.pane.HTML(
             self._html(), stylesheets=[WORKED_CSS], sizing_mode="stretch_width", margin=(5, 10)
         )

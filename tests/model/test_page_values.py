@@ -207,6 +207,11 @@ def test_a_choice_takes_only_one_of_its_options(label: str, name: str, valid: di
         ("Resample", "clicks", -1),
         ("Resample", "clicks", 10**9),
         ("Resample", "value", True),
+        ("Check answer 1", "clicks", -1),
+        ("Check answer 2", "value", "text"),
+        ("Copy link", "clicks", -1),
+        ("Copy embed code", "clicks", "many"),
+        ("show the steps unscaled (no ÷√d_k)", "label", "<img src=x onerror=alert(1)>"),
     ],
 )
 def test_properties_a_page_never_changes_are_not_followed(
@@ -417,3 +422,15 @@ def _no_widget_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
         yield
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == [], [r.getMessage()[:200] for r in errors]
+
+
+def test_a_quiz_choice_takes_only_one_of_its_labels() -> None:
+    """The lesson's selects are guarded as the controls are: an unlisted label is put back."""
+    page = Page()
+    select = next(w for w in page.app.lesson.quiz.match_selects.values())
+    for value in ["", "not a choice", "<b>x</b>", "x" * 100_000]:
+        page.send(select.label, "value", value)
+        assert select.value == ""
+    label = next(label for label in select.labels if label != "choose…")
+    assert page.send(select.label, "value", label)
+    assert select.value == select.options[label]

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import browser_support
 import pytest
 from browser_support import AppServer, start_server, stop_server
+from procs_support import run_async
 from protocol_client import (
     HEATMAP_COLUMNS,
     LESSON_MODELS,
@@ -71,7 +72,8 @@ def test_two_sessions_get_their_document_lesson_and_heatmap(app_server: AppServe
     async def scenario() -> list[tuple[ProtocolSession, Move]]:
         return await asyncio.gather(_student(url, "d_k"), _student(url, "temperature"))
 
-    for session, move in asyncio.run(scenario()):
+    # In a thread of its own: Playwright's sync API keeps an event loop in this one.
+    for session, move in run_async(scenario(), 120):
         assert session.errors == []
         times = session.times
         assert times.page is not None and times.document is not None
