@@ -15,8 +15,9 @@ session). When a class arrives at once, the websockets of students whose page is
 queue in the worker behind the pages still to build, and students already working would
 wait as long for their moves. So the front holds new pages in a queue of its own and hands
 a worker the next one only when it has fewer than :data:`PAGES_PER_WORKER` pages in
-progress (the worker reports each finished page), while websockets, static files and
-everything else are handed over at once.
+progress, while websockets, static files and everything else are handed over at once. The
+worker reports each finished page after a pause in proportion to its build
+(:data:`app.worker.PAGE_PAUSE`), which leaves its event loop to the students working.
 
 Workers run NumPy's BLAS with one thread (unless the user set the thread count): N
 processes each with a thread per core would oversubscribe the cores.

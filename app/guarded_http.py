@@ -15,6 +15,7 @@ application:
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -24,9 +25,9 @@ from tornado.httpserver import HTTPServer
 
 from app.request_guard import Refusal, RequestGuard, is_page_request
 
-PageDone = Callable[[], None]
+PageDone = Callable[[float], None]
 """Called once a connection's first request, a page, has its response finished (or the
-client left first)."""
+client left first), with the seconds since its head was read."""
 
 
 class GuardedHTTPServer(HTTPServer):
@@ -76,6 +77,8 @@ class _WatchedConnection(httputil.HTTPConnection):
         self._server = server
         self.watched = False
         """Whether this request is a page whose end is reported (see :meth:`done`)."""
+        self.started = 0.0
+        """When its head was read (``time.monotonic``)."""
         self._reported = False
 
     def write_headers(
@@ -107,7 +110,7 @@ class _WatchedConnection(httputil.HTTPConnection):
         if self.watched and not self._reported:
             self._reported = True
             if self._server.on_page_done is not None:
-                self._server.on_page_done()
+                self._server.on_page_done(time.monotonic() - self.started)
 
     def __getattr__(self, name: str) -> Any:
         # Everything else HTTP1Connection offers (detach for websockets, the close callback,
@@ -141,6 +144,7 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
         self._connection.watched = self._first and is_page_request(
             start_line.method, start_line.path, headers, self._server.app_paths
         )
+        self._connection.started = time.monotonic()
         guard = self._server.guard
         refusal = None
         if guard is not None:

@@ -50,6 +50,14 @@ PAGE_DONE = b"page-done"
 Bokeh's and Panel's session-created callbacks cannot tell: they run before the session's
 document is built (``ApplicationContext.create_session_if_needed``), not after."""
 
+PAGE_PAUSE = float(os.environ.get("SDPA_SIM_PAGE_PAUSE", "0.5"))
+"""After a page, the worker waits this fraction of the time it took before it reports it
+done (and the front hands it the next): a page build holds the event loop for hundreds of
+milliseconds at a stretch, and a student's move needs the loop several times before its
+heatmap is sent, so back-to-back builds left working students waiting seconds. The pause
+keeps about a third of the loop for them while a class arrives (measured in
+benchmarks/bench_class.py; the environment variable is for measuring)."""
+
 MAX_FDS_PER_MESSAGE = 1
 """The front hands one connection per message."""
 
@@ -68,7 +76,14 @@ class HandOffHTTPServer(GuardedHTTPServer):
         self._control = control
         self._receiving = False
 
-    def _page_done(self) -> None:
+    def _page_done(self, took: float) -> None:
+        """Report the finished page after a pause of :data:`PAGE_PAUSE` times ``took``."""
+        if PAGE_PAUSE > 0:
+            IOLoop.current().call_later(PAGE_PAUSE * took, self._report_page_done)
+        else:
+            self._report_page_done()
+
+    def _report_page_done(self) -> None:
         # A full queue means the front is far behind; it also forgets a page after a while.
         with contextlib.suppress(OSError):
             self._control.send(PAGE_DONE, socket.MSG_DONTWAIT)

@@ -1,0 +1,108 @@
+"""The guarded HTTPServer (app/guarded_http.py) around a small Tornado app in this process:
+refusals answered before the app sees them, the framing header on responses, and the end of
+a connection's first page reported once; and the worker's pause before it reports a page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from typing import ClassVar
+
+import pytest
+from procs_support import free_port, run_async
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+from tornado.iostream import IOStream
+from tornado.web import Application, RequestHandler
+
+from app import worker
+from app.guarded_http import GuardedHTTPServer
+from app.request_guard import RequestGuard
+
+
+class Page(RequestHandler):
+    """Stands for Bokeh's page handler: answers after a moment."""
+
+    seen: ClassVar[list[str]] = []
+
+    async def get(self) -> None:
+        """The page."""
+        Page.seen.append(self.request.uri or "")
+        await asyncio.sleep(0.01)
+        self.write("page")
+
+
+async def _served(done: list[float]) -> tuple[GuardedHTTPServer, int]:
+    port = free_port()
+    app = Application([(r"/main", Page), (r"/static/x", Page)])
+    guard = RequestGuard.for_server("127.0.0.1", embed_origins=["https://c.example.edu"])
+    server = GuardedHTTPServer(app, guard=guard, on_page_done=done.append)
+    server.listen(port, "127.0.0.1")
+    return server, port
+
+
+def test_refusals_framing_and_page_reports() -> None:
+    async def scenario() -> tuple[list[float], list[object], str]:
+        done: list[float] = []
+        Page.seen.clear()
+        server, port = await _served(done)
+        client = AsyncHTTPClient(force_instance=True)
+        try:
+            page = await client.fetch(f"http://127.0.0.1:{port}/main?d_k=4")
+            await client.fetch(f"http://127.0.0.1:{port}/static/x")
+            statuses: list[object] = [page.code]
+            for url, headers in (
+                (f"http://127.0.0.1:{port}/main?bokeh-token=x", {}),
+                (f"http://127.0.0.1:{port}/main", {"Host": "evil.example"}),
+            ):
+                try:
+                    await client.fetch(url, headers=headers)
+                except HTTPClientError as error:
+                    statuses.append(error.code)
+            # Two requests on one connection: only the first can be a page the front counted.
+            stream = IOStream(socket.create_connection(("127.0.0.1", port)))
+            request = f"GET /main HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode()
+            await stream.write(request + request)
+            await asyncio.sleep(0.5)
+            stream.close()
+            return done, statuses, page.headers["Content-Security-Policy"]
+        finally:
+            client.close()
+            server.stop()
+
+    done, statuses, policy = run_async(scenario(), 60)
+    assert statuses == [200, 403, 403]
+    assert Page.seen.count("/main?d_k=4") == 1 and "/main?bokeh-token=x" not in Page.seen
+    assert policy.endswith("https://c.example.edu")
+    # The page, the two refused pages and the first page of the shared connection (not its
+    # second request, nor the static file).
+    assert len(done) == 4 and all(0 <= took < 30 for took in done)
+
+
+def test_a_worker_reports_a_page_after_a_pause_in_proportion(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(worker, "PAGE_PAUSE", 0.5)
+
+    async def scenario() -> tuple[bool, float]:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with ours, theirs:
+            server = worker.HandOffHTTPServer(lambda request: None, control=ours)
+            theirs.setblocking(False)
+            started = time.monotonic()
+            server._page_done(0.4)
+            at_once = _received(theirs)
+            while not _received(theirs):
+                await asyncio.sleep(0.01)
+            return at_once, time.monotonic() - started
+
+    at_once, waited = run_async(scenario(), 30)
+    assert not at_once and waited >= 0.2
+
+
+def _received(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(64) == worker.PAGE_DONE
+    except BlockingIOError:
+        return False
