@@ -56,8 +56,10 @@ STATIC_PREFIX = "assets"
 STATIC_DIR = REPO / "static"
 
 
-def free_port(ports: range = PORTS) -> int:
+def free_port(ports: range | None = None) -> int:
     """The first port of ``ports`` (:data:`PORTS` unless given) nothing listens on now."""
+    # PORTS is read at the call: the proxy tests patch it for their own range.
+    ports = PORTS if ports is None else ports
     for port in ports:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             try:
