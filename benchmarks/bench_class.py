@@ -57,7 +57,6 @@ import os
 import platform
 import queue as queue_module
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -75,6 +74,7 @@ import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+import browser_support  # noqa: E402
 from protocol_client import (  # noqa: E402
     ProtocolSession,
     SliderWalk,
@@ -410,14 +410,7 @@ class Server:
 
 def free_port() -> int:
     """The first port of :data:`PORTS` nothing listens on now."""
-    for port in PORTS:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {PORTS.start}–{PORTS.stop - 1}")
+    return browser_support.free_port(PORTS)
 
 
 def answers(url: str) -> bool:

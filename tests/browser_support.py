@@ -160,14 +160,19 @@ def start_server(log_path: Path, attempts: int = 3) -> AppServer:
     raise RuntimeError(f"panel serve found no free port in {attempts} attempts")
 
 
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Terminate ``process``, then kill it if it has not exited within 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
 def stop_server(server: AppServer) -> None:
     """Stop the server: terminate, then kill if it has not exited within 10 s."""
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait(timeout=10)
+    stop_process(server.process)
 
 
 @contextlib.contextmanager

@@ -65,14 +65,7 @@ def find_nginx() -> Path | None:
 
 def free_proxy_port() -> int:
     """The first port of :data:`PROXY_PORTS` nothing listens on now."""
-    for port in PROXY_PORTS:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {PROXY_PORTS.start}–{PROXY_PORTS.stop - 1}")
+    return browser_support.free_port(PROXY_PORTS)
 
 
 def start_app_server(log_path: Path) -> AppServer:
@@ -279,12 +272,7 @@ def start_nginx(
 
 def stop_nginx(proxy: NginxProxy) -> None:
     """Stop nginx: terminate (its fast shutdown), then kill if it lingers past 10 s."""
-    proxy.process.terminate()
-    try:
-        proxy.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proxy.process.kill()
-        proxy.process.wait(timeout=10)
+    browser_support.stop_process(proxy.process)
 
 
 @dataclass
