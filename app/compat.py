@@ -310,3 +310,93 @@ def write_bookkeeping_present() -> bool:
     return queued and all(
         isinstance(getattr(panel_document, name, None), dict | WeakKeyDictionary) for name in names
     )
+
+
+# --- Widget changes from the page handled at once --------------------------------------------
+
+IMMEDIATE_CHANGES = ("value", "value_throttled")
+"""Widget properties whose changes from the page are handled on the next tick."""
+
+
+def respond_at_once(widget: Any) -> None:
+    """Handle ``widget``'s value changes from the page on the next tick, without raising
+    the process-wide busy flag.
+
+    Panel waits 50 ms (``Syncable._debounce``) before it handles a change from the page,
+    to batch bursts, unless the property is in ``_priority_changes``; and it flags the whole
+    process busy for each (``_busy__ignore`` lists the exceptions), ~3 ms of bookkeeping.
+    The 50 ms land on every slider move before the plots can change (keydown → painted
+    heatmap ≈ 40–45 ms without it); bursts still fold while the server is busy (app/ticks.py)
+    and no page here shows the busy flag (app/layout.py detaches it).
+
+    Panel internals used, checked against Panel 1.9 and 1.10: the class attributes
+    ``Syncable._priority_changes`` and ``Syncable._busy__ignore`` (lists of property names),
+    read in ``Syncable._server_change`` and ``Syncable._process_events``. Upstream issue:
+    none found (holoviz/panel has no public setting for this wait).
+    ``tests/model/test_compat.py::test_respond_at_once_internals`` fails loudly when they
+    change.
+    """
+    widget._priority_changes = [*widget._priority_changes, *IMMEDIATE_CHANGES]
+    widget._busy__ignore = [*widget._busy__ignore, *IMMEDIATE_CHANGES]
+
+
+def immediate_change_internals_present() -> bool:
+    """Whether Panel still reads the two lists :func:`respond_at_once` extends where it
+    schedules and handles a change from the page."""
+    from panel.reactive import Syncable
+
+    schedule = inspect.getsource(Syncable._server_change)
+    process = inspect.getsource(Syncable._process_events)
+    return (
+        isinstance(getattr(Syncable, "_priority_changes", None), list)
+        and isinstance(getattr(Syncable, "_busy__ignore", None), list)
+        and "self._priority_changes" in schedule
+        and "self._debounce" in schedule
+        and "self._busy__ignore" in process
+    )
+
+
+# --- A page's busy flag, detached from the whole process -------------------------------------
+
+
+def detach_from_global_busy(page: Any) -> None:
+    """Unbind a Material UI Page's ``busy`` from the process-wide ``pn.state.busy``.
+
+    panel-material-ui binds every Page to it, so each websocket message of any session
+    re-walked every live session's page (~60 ms each with 30 sessions, several times per
+    slider move). Assigning a value drops the binding but param keeps its watcher on
+    ``pn.state``: that still ran per message and session, and kept every closed session's
+    page alive.
+
+    Internals used, checked against Panel 1.9/1.10, param 2.2–2.4 and panel-material-ui
+    0.16: ``Parameterized._param__private.ref_watchers`` (a list of ``(names, watcher)``
+    pairs param keeps for parameters bound to references). Upstream issue: none found
+    (panel-extensions/panel-material-ui has no option to leave ``busy`` unbound).
+    ``tests/model/test_compat.py::test_detached_page_internals`` fails loudly when the
+    binding changes shape.
+    """
+    from panel.util import edit_readonly
+
+    with edit_readonly(page):
+        page.busy = False
+    private = page._param__private
+    stale = [
+        (names, watcher)
+        for names, watcher in private.ref_watchers
+        if watcher.inst is pn.state and set(watcher.parameter_names) <= {"busy"}
+    ]
+    for entry in stale:
+        pn.state.param.unwatch(entry[1])
+        private.ref_watchers.remove(entry)
+
+
+def page_busy_binding_present() -> bool:
+    """Whether a new Material UI Page still binds ``busy`` to ``pn.state`` through a watcher
+    :func:`detach_from_global_busy` can find."""
+    import panel_material_ui as pmui
+
+    page = pmui.Page()
+    watchers = getattr(getattr(page, "_param__private", None), "ref_watchers", None)
+    return isinstance(watchers, list) and any(
+        getattr(watcher, "inst", None) is pn.state for _, watcher in watchers
+    )

@@ -1,4 +1,4 @@
-"""The sidebar's widgets, each bound two ways to one parameter of the SimulationState.
+"""The served widgets of the controls, built from app/controls_spec.py and bound to the state.
 
 Material UI widgets (panel-material-ui) are used because they expose their label as the
 accessible name of the slider, switch or button.
@@ -7,87 +7,65 @@ accessible name of the slider, switch or button.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import panel as pn
 import panel_material_ui as pmui
 
-from app.compat import CheckedPageChanges
+from app.compat import CheckedPageChanges, respond_at_once
 from app.controls_spec import (
-    D_K_BOUNDS,
-    D_K_GRID,
-    N_GRID,
-    SEED_BOUNDS,
-    TEMPERATURE_GRID,
-    VIEWS,
+    CONTROLS,
+    NO_PRESET_LABEL,
+    PRESET_LABEL,
+    Control,
     nearest_on_grid,
 )
-from app.panel_tuning import DesignOnStylesheetChange
 from app.presets import preset_options
 from app.state import SimulationState
-from app.ticks import Later, run_now
-
-IMMEDIATE_CHANGES = ("value", "value_throttled")
-"""Widget properties whose browser-side changes skip Panel's 50 ms wait and busy flag."""
 
 
-def bind(
-    widget: pn.widgets.Widget,
-    state: SimulationState,
-    name: str,
-    to_widget: Callable[[object], object] = lambda value: value,
-    *,
-    later: Later = run_now,
-) -> pn.widgets.Widget:
-    """Keep ``widget.value`` and ``state.<name>`` in step, both ways, without echo loops.
+class ControlBinding:
+    """Shows one control of the state in a widget, and takes the widget's moves to the state.
 
-    ``to_widget`` maps a state value to the widget value that shows it (the nearest slider
-    position, say); a widget move is written to the state only if it shows something new,
-    so an exact value set elsewhere is not rounded away by its own echo. A state change is
-    shown through ``later``: the widget the student did not touch (the exact d_k box under
-    the d_k slider, say) can follow after the plots have been sent.
-
-    A widget value comes from the page, so from any client: it goes through
-    :meth:`SimulationState.coerce` (clamped into range, or refused), and the widget is put
-    back where the state is whenever it shows something else.
+    The state → widget direction always runs: the widget shows ``to_widget(value)`` (the
+    nearest slider position, say). A widget move reaches the state only if the widget
+    then shows something the state does not: a slider left at the position nearest an
+    exact value set elsewhere does not round that value away. A widget value comes from
+    the page, so from any client: it goes through :meth:`SimulationState.coerce` (clamped
+    or refused), and the widget is put back where the state is when it shows otherwise.
     """
-    widget.value = to_widget(getattr(state, name))
-    # Panel holds every widget change 50 ms before handling it, to batch bursts, and flags
-    # the whole process busy while it runs (~3 ms of bookkeeping). A control move should
-    # reach the plots at once (bursts still fold while the server is busy), and nothing
-    # here shows the busy flag: the page is detached from it (see app.layout).
-    widget._priority_changes = [*widget._priority_changes, *IMMEDIATE_CHANGES]
-    widget._busy__ignore = [*widget._busy__ignore, *IMMEDIATE_CHANGES]
 
-    shown = True
+    def __init__(
+        self,
+        widget: pn.widgets.Widget,
+        state: SimulationState,
+        name: str,
+        to_widget: Callable[[object], object] = lambda value: value,
+    ) -> None:
+        self.widget, self.state, self.name, self.to_widget = widget, state, name, to_widget
+        self.show()
+        respond_at_once(widget)
+        state.param.watch(self.show, name)
+        widget.param.watch(self.take, "value")
 
-    def show_state() -> None:
-        nonlocal shown
-        shown = True
-        widget.value = to_widget(getattr(state, name))
+    def show(self, *events: object) -> None:
+        """Put the widget where the state is."""
+        self.widget.value = self.to_widget(getattr(self.state, self.name))
 
-    def show_later(event: object = None) -> None:
-        nonlocal shown
-        if shown:  # one update for all the moves made before it runs
-            shown = False
-            later(show_state)
-
-    def from_widget(event: object) -> None:
-        if to_widget(getattr(state, name)) == widget.value:
+    def take(self, event: object) -> None:
+        """A widget move: set the state to it, clamped, unless the widget shows the state."""
+        if self.to_widget(getattr(self.state, self.name)) == self.widget.value:
             return
-        value = state.coerce(name, widget.value)
+        value = self.state.coerce(self.name, self.widget.value)
         if value is not None:
-            setattr(state, name, value)
-        # Refused, clamped, or equal to the state already (no state event then): Panel
-        # does not send a value back to the page while handling its change, so later.
-        if to_widget(getattr(state, name)) != widget.value:
-            show_later()
-
-    state.param.watch(show_later, name)
-    widget.param.watch(from_widget, "value")
-    return widget
+            self.state.set_controls(**{self.name: value})
+        if self.to_widget(getattr(self.state, self.name)) != self.widget.value:
+            # Refused or clamped: Panel sends no value back to the page while it handles
+            # the page's change, so the widget is put back on the next tick.
+            pn.state.execute(self.show, schedule=True)
 
 
-class GridSlider(CheckedPageChanges, DesignOnStylesheetChange, pmui.DiscreteSlider):
+class GridSlider(CheckedPageChanges, pmui.DiscreteSlider):
     """A slider over a fixed grid of values whose position is followed as it moves.
 
     The page reports each move twice, as ``value`` and, for the released position,
@@ -104,8 +82,8 @@ class GridSlider(CheckedPageChanges, DesignOnStylesheetChange, pmui.DiscreteSlid
         return type(value) is int and 0 <= value < len(self.options)
 
 
-class WholeNumberInput(CheckedPageChanges, DesignOnStylesheetChange, pmui.IntInput):
-    """Material UI's whole-number box, without Panel's design lookup on each new value.
+class WholeNumberInput(CheckedPageChanges, pmui.IntInput):
+    """Material UI's whole-number box.
 
     Only its value is followed from the page: in particular its bounds only flow from the
     server to the page, so a new bound set inside the app's ``pn.io.hold()`` is not taken,
@@ -146,89 +124,74 @@ class PageButton(CheckedPageChanges, pmui.Button):
     page_properties = ()
 
 
-def _log_slider(label: str, grid: list, formatter: str) -> GridSlider:
-    return GridSlider(label=label, options=grid, formatter=formatter, sizing_mode="stretch_width")
+def control_widget(control: Control) -> pn.widgets.Widget:
+    """The served widget of ``control``, as its spec entry describes it."""
+    if control.widget == "slider":
+        formatter = "%g" if control.kind == "number" else "%d"
+        return GridSlider(
+            label=control.label,
+            options=list(control.grid),
+            formatter=formatter,
+            sizing_mode="stretch_width",
+        )
+    if control.widget == "switch":
+        return Toggle(label=control.label)
+    if control.widget == "buttons":
+        return ChoiceButtons(
+            label=control.label, options=list(control.choices), sizing_mode="stretch_width"
+        )
+    if control.widget == "whole_number":
+        return WholeNumberInput(
+            label=control.label,
+            start=control.bounds[0],
+            end=control.bounds[1],
+            sizing_mode="stretch_width",
+        )
+    raise ValueError(f"control {control.name!r} has no widget of its own")
 
 
-def build_controls(state: SimulationState, later: Later = run_now) -> list[pn.viewable.Viewable]:
-    """The widgets of the sidebar, top to bottom, bound to ``state``; ``later`` runs their
-    updates from the state (see :func:`bind`)."""
-    preset = bind(
-        ChoiceSelect(
-            label="preset scene",
-            options={"(none: set the controls yourself)": "", **preset_options()},
-            sizing_mode="stretch_width",
-        ),
-        state,
-        "preset",
-        later=later,
+def exact_input(control: Control) -> WholeNumberInput:
+    """The box under ``control``'s slider that takes any whole value within its bounds."""
+    return WholeNumberInput(
+        label=control.exact_label,
+        format="0",
+        start=control.bounds[0],
+        end=control.bounds[1],
+        sizing_mode="stretch_width",
+        description=control.help or None,
     )
-    d_k_slider = bind(
-        _log_slider("d_k (key dimension)", D_K_GRID, "%d"),
-        state,
-        "d_k",
-        lambda value: nearest_on_grid(value, D_K_GRID),
-        later=later,
+
+
+def build_controls(state: SimulationState) -> dict[str, pn.viewable.Viewable]:
+    """The widgets of every control that has one, bound to ``state``, by name; a slider's
+    exact box as ``<name>_exact``, and the ``preset`` selector and ``resample`` button."""
+    preset = ChoiceSelect(
+        label=PRESET_LABEL,
+        options={NO_PRESET_LABEL: "", **preset_options()},
+        sizing_mode="stretch_width",
     )
-    d_k_exact = bind(
-        WholeNumberInput(
-            label="exact d_k",
-            format="0",
-            start=D_K_BOUNDS[0],
-            end=D_K_BOUNDS[1],
-            sizing_mode="stretch_width",
-            description="Type any whole number from 1 to 1024; the slider moves in log steps.",
-        ),
-        state,
-        "d_k",
-        later=later,
-    )
-    temperature = bind(
-        _log_slider("temperature", TEMPERATURE_GRID, "%g"),
-        state,
-        "temperature",
-        lambda value: nearest_on_grid(value, TEMPERATURE_GRID),
-        later=later,
-    )
-    n = bind(
-        _log_slider("sequence length n", N_GRID, "%d"),
-        state,
-        "n",
-        lambda value: nearest_on_grid(value, N_GRID),
-        later=later,
-    )
-    scaled = bind(Toggle(label="scale by 1/√d_k"), state, "scaled", later=later)
-    view = bind(
-        ChoiceButtons(
-            label="heatmap view",
-            options=list(VIEWS),
-            sizing_mode="stretch_width",
-        ),
-        state,
-        "view",
-        later=later,
-    )
-    causal = bind(Toggle(label="causal mask"), state, "causal", later=later)
-    seed = bind(
-        WholeNumberInput(
-            label="seed", start=SEED_BOUNDS[0], end=SEED_BOUNDS[1], sizing_mode="stretch_width"
-        ),
-        state,
-        "seed",
-        later=later,
-    )
+    preset.value = state.preset
+    respond_at_once(preset)
+    state.param.watch(lambda event: setattr(preset, "value", event.new), "preset")
+    preset.param.watch(lambda event: state.choose_preset(event.new), "value")
+    widgets: dict[str, pn.viewable.Viewable] = {"preset": preset}
+    for control in CONTROLS:
+        if control.widget == "none":
+            continue
+        widget = control_widget(control)
+        if control.grid:
+            grid = control.grid
+            ControlBinding(widget, state, control.name, partial(nearest_on_grid, grid=grid))
+        else:
+            ControlBinding(widget, state, control.name)
+        widgets[control.name] = widget
+        if control.exact_label:
+            exact = exact_input(control)
+            ControlBinding(exact, state, control.name)
+            widgets[f"{control.name}_exact"] = exact
     resample = PageButton(
         label="Resample", icon="casino", variant="outlined", sizing_mode="stretch_width"
     )
     resample.on_click(lambda event: state.resample())
-    return [
-        preset,
-        d_k_slider,
-        d_k_exact,
-        temperature,
-        n,
-        scaled,
-        causal,
-        view,
-        pmui.Row(seed, resample, sizing_mode="stretch_width"),
-    ]
+    widgets["resample"] = resample
+    return widgets

@@ -3,9 +3,10 @@
 import panel as pn
 
 from app.compat import quiet_refused_patches
-from app.layout import build_app, session_location
+from app.location import session_location
 from app.panel_tuning import tune_process
 from app.serving import serve_panel_css_locally
+from app.session import build_app
 from app.views.connection import add_connection_notice
 
 # No extension named: the page then loads no script of Panel's optional extensions (tables,

@@ -6,6 +6,16 @@ from collections.abc import Iterable
 
 import param
 
+from app.controls_spec import (
+    CONTROL_NAMES,
+    HISTOGRAMS,
+    INPUTS,
+    OUTPUT,
+    ROW,
+    SCORES,
+    VIEW,
+    WEIGHTS,
+)
 from app.derived import (
     HistogramFrame,
     OutputFrame,
@@ -19,24 +29,20 @@ from app.derived import (
     score_images,
     weights_frame,
 )
-from app.state import CONTROL_NAMES, SimulationState
+from app.state import SimulationState
 
-SCORES = "scores"
-WEIGHTS = "weights"
-HISTOGRAMS = "histograms"
-VIEW = "view"
-ROW = "row"
-OUTPUT = "output"
-
-INPUTS = {
-    SCORES: frozenset({"n", "d_k", "seed", "causal"}),
-    WEIGHTS: frozenset({"n", "d_k", "seed", "causal", "scaled", "temperature"}),
-    HISTOGRAMS: frozenset({"d_k", "seed"}),
-    VIEW: frozenset({"view"}),
-    ROW: frozenset({"n", "d_k", "seed", "causal", "temperature", "row"}),
-    OUTPUT: frozenset({"n", "d_k", "seed", "causal", "scaled", "temperature"}),
-}
-"""Each derived part → the controls it depends on."""
+__all__ = [
+    "CONTROLS",
+    "HISTOGRAMS",
+    "INPUTS",
+    "OUTPUT",
+    "ROW",
+    "SCORES",
+    "VIEW",
+    "WEIGHTS",
+    "SimulationModel",
+]
+"""The model, and the names of its parts (from app.controls_spec) that views look for."""
 
 CONTROLS = frozenset(CONTROL_NAMES)
 """Every control of the state; each feeds at least one part of :data:`INPUTS`."""

@@ -5,10 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # the state imports the presets: no import cycle at run time
-    from app.state import SimulationState
 
 
 @dataclass(frozen=True)
@@ -92,10 +88,8 @@ def preset_options() -> dict[str, str]:
     return {preset.label: key for key, preset in PRESETS.items()}
 
 
-def apply_preset(state: SimulationState, key: str) -> Preset:
-    """Set every control of ``state`` to the preset ``key`` in one update; return the preset.
-
-    One ``param.update`` means the model refreshes and the views redraw once, not per control.
+def preset_named(key: object) -> Preset:
+    """The preset ``key``, as a link or a selector names it.
 
     Raises:
         KeyError: if ``key`` names no preset; the message lists the valid keys.
@@ -106,10 +100,9 @@ def apply_preset(state: SimulationState, key: str) -> Preset:
         shown = repr(key)
         shown = shown if len(shown) <= 40 else shown[:39] + "…"
         raise KeyError(f"unknown preset {shown}: choose one of {', '.join(PRESETS)}")
-    state.param.update(**preset.values)
     return preset
 
 
-def preset_matches(state: SimulationState, key: str) -> bool:
-    """Whether every control of ``state`` still has the value preset ``key`` gives it."""
-    return all(getattr(state, name) == wanted for name, wanted in PRESETS[key].values.items())
+def preset_matches(values: Mapping[str, object], key: str) -> bool:
+    """Whether control ``values`` (name → value) are every value preset ``key`` sets."""
+    return all(values.get(name) == wanted for name, wanted in PRESETS[key].values.items())

@@ -27,14 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote_plus, urlencode
 
-from app.controls_spec import (
-    D_K_BOUNDS,
-    N_BOUNDS,
-    ROW_BOUNDS,
-    SEED_BOUNDS,
-    TEMPERATURE_BOUNDS,
-    VIEWS,
-)
+from app.controls_spec import CONTROLS
 from app.presets import PRESETS
 
 MAX_VALUE_LENGTH = 64
@@ -69,14 +62,10 @@ class QueryParameter:
 PARAMETERS: tuple[QueryParameter, ...] = (
     # First: a link may name a scene and then change some of its controls.
     QueryParameter("preset", "choice", choices=tuple(PRESETS), blank=True),
-    QueryParameter("d_k", "integer", D_K_BOUNDS),
-    QueryParameter("temperature", "number", TEMPERATURE_BOUNDS),
-    QueryParameter("n", "integer", N_BOUNDS),
-    QueryParameter("scaled", "boolean"),
-    QueryParameter("view", "choice", choices=tuple(VIEWS)),
-    QueryParameter("causal", "boolean"),
-    QueryParameter("seed", "integer", SEED_BOUNDS),
-    QueryParameter("row", "integer", ROW_BOUNDS),
+    *(
+        QueryParameter(control.name, control.kind, control.bounds, tuple(control.choices))
+        for control in CONTROLS
+    ),
 )
 """The parameters the app reads and writes, in the order the URL shows them."""
 

@@ -7,51 +7,30 @@ import numbers
 
 import param
 
-from app.controls_spec import (
-    D_K_BOUNDS,
-    D_K_DEFAULT,
-    N_BOUNDS,
-    N_DEFAULT,
-    ROW_BOUNDS,
-    SEED_BOUNDS,
-    TEMPERATURE_BOUNDS,
-    TEMPERATURE_DEFAULT,
-    VIEWS,
-)
-from app.presets import PRESETS, apply_preset, preset_matches
+from app.controls_spec import CONTROL_NAMES, CONTROLS, SEED_BOUNDS, Control
+from app.presets import PRESETS, preset_matches, preset_named
 from app.query import PARAMETER_NAMES, QueryArgs, format_query_value, parse_query
 
-CONTROL_NAMES = ("d_k", "temperature", "n", "scaled", "view", "causal", "seed", "row")
-"""The parameters a preset sets (every control)."""
+
+def _parameter(control: Control) -> param.Parameter:
+    """The state parameter of ``control``: its kind, default, bounds and doc."""
+    if control.kind == "integer":
+        return param.Integer(default=control.default, bounds=control.bounds, doc=control.doc)
+    if control.kind == "number":
+        return param.Number(default=control.default, bounds=control.bounds, doc=control.doc)
+    if control.kind == "boolean":
+        return param.Boolean(default=control.default, doc=control.doc)
+    return param.Selector(default=control.default, objects=list(control.choices), doc=control.doc)
 
 
 class SimulationState(param.Parameterized):
     """What the student has chosen: the controls of the simulation, nothing derived.
 
+    Its parameters are the controls of app/controls_spec.py (added below the class).
     Values set from untrusted sources go through :meth:`apply_query`, which clamps or
     ignores bad ones and explains each in :attr:`notice`.
     """
 
-    d_k = param.Integer(
-        default=D_K_DEFAULT, bounds=D_K_BOUNDS, doc="Key (and query) dimension d_k."
-    )
-    temperature = param.Number(
-        default=TEMPERATURE_DEFAULT,
-        bounds=TEMPERATURE_BOUNDS,
-        doc="Softmax temperature: logits are divided by it; higher is flatter, lower sharper.",
-    )
-    n = param.Integer(
-        default=N_DEFAULT, bounds=N_BOUNDS, doc="Sequence length: number of queries and keys."
-    )
-    scaled = param.Boolean(default=True, doc="Divide the raw scores by √d_k before the softmax.")
-    view = param.Selector(default="weights", objects=list(VIEWS), doc="What the heatmap shows.")
-    causal = param.Boolean(default=False, doc="Causal mask: query i may attend only to keys j ≤ i.")
-    seed = param.Integer(default=0, bounds=SEED_BOUNDS, doc="Seed of the sampled queries and keys.")
-    row = param.Integer(
-        default=0,
-        bounds=ROW_BOUNDS,
-        doc="Query i whose weights are compared scaled vs unscaled (clamped to n − 1).",
-    )
     preset = param.Selector(
         default="",
         objects=["", *PRESETS],
@@ -64,27 +43,46 @@ class SimulationState(param.Parameterized):
     def apply_query(self, args: QueryArgs) -> None:
         """Set the controls from untrusted query arguments; explain what was fixed in ``notice``.
 
-        A ``preset`` is applied first, so the link's other values override parts of it.
+        A ``preset`` gives every control its scene's value, then the link's other values
+        override parts of it (the scene is kept only if they change nothing).
         """
         parsed = parse_query(args)
         values = dict(parsed.values)
-        self.preset = values.pop("preset", self.preset)
-        self.param.update(**values)
-        self.notice = " ".join(parsed.notices)
+        key = values.pop("preset", "")
+        scene = dict(PRESETS[key].values) if key else {}
+        self.param.update(
+            **self._with_preset({**scene, **values}, key), notice=" ".join(parsed.notices)
+        )
 
-    @param.depends("preset", watch=True)
-    def _apply_preset(self) -> None:
-        if self.preset:
-            apply_preset(self, self.preset)
+    def choose_preset(self, key: str) -> None:
+        """Show preset scene ``key``: every control set in one update ('' leaves the scene).
 
-    @param.depends(*CONTROL_NAMES, watch=True)
-    def _leave_preset(self) -> None:
-        if self.preset and not preset_matches(self, self.preset):
+        Raises:
+            KeyError: if ``key`` names no preset.
+        """
+        if key == "":
             self.preset = ""
+        else:
+            self.param.update(preset=key, **preset_named(key).values)
+
+    def set_controls(self, **values: object) -> None:
+        """Set controls in one update; the preset scene is left if they move away from it.
+
+        The values must be valid: untrusted ones go through :meth:`coerce` first.
+        """
+        self.param.update(**self._with_preset(values, self.preset))
+
+    def _with_preset(self, values: dict[str, object], key: str) -> dict[str, object]:
+        """``values`` and the preset they leave the state in: ``key`` if every control
+        still has its scene's value once they are set, else ''."""
+        if key:
+            current = {name: getattr(self, name) for name in CONTROL_NAMES}
+            key = key if preset_matches({**current, **values}, key) else ""
+        return {**values, "preset": key}
 
     def resample(self) -> None:
         """Move to the next seed: a fresh draw of Q and K (and of the histogram's pairs)."""
-        self.seed = self.seed + 1 if self.seed < SEED_BOUNDS[1] else 0
+        self.set_controls(seed=self.seed + 1 if self.seed < SEED_BOUNDS[1] else 0)
 
     def query(self) -> dict[str, str]:
         """The controls as URL query values, in the order the URL shows them."""
@@ -119,3 +117,7 @@ class SimulationState(param.Parameterized):
         # Compared as they are: an int of any size never goes through a float here.
         clamped = min(max(value, low), high)
         return int(clamped) if isinstance(parameter, param.Integer) else float(clamped)
+
+
+for _control in CONTROLS:
+    SimulationState.param.add_parameter(_control.name, _parameter(_control))

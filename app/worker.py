@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
     # is imported, which a single process does while building its first page. Here a page
     # built by one worker may have its scripts fetched from another that has built none.
     # (The first page of each worker is quicker too.)
-    import app.layout  # noqa: F401
+    import app.session  # noqa: F401
 
     reporter = SessionReporter(control)
     # Registered outside any session, as a --setup script would: they apply to every one.

@@ -212,12 +212,12 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     import app.derived as derived
     import sdpa_core.metrics
     from app.controls_spec import D_K_GRID
-    from app.layout import SimulationApp
     from app.panel_tuning import tune_process
+    from app.session import Session
 
     tune_process()  # as app/main.py does for a served session
     later_updates: list[Callable[[], None]] = []
-    simulation = SimulationApp({"n": str(n), "d_k": str(d_k)}, defer=later_updates.append)
+    simulation = Session({"n": str(n), "d_k": str(d_k)}, defer=later_updates.append)
     document = Document()
     document.add_root(simulation.page.get_root(document))
     # A session sends the whole document once when the page connects; later messages

@@ -12,8 +12,6 @@ from __future__ import annotations
 import param
 from panel.custom import JSComponent
 
-from app.panel_tuning import DesignOnStylesheetChange
-
 GATE_LABEL = "Why the scale matters: collapse curves, one query, the worked example and a quiz"
 """The button's text and accessible name."""
 
@@ -40,7 +38,7 @@ button[disabled] { cursor: progress; color: #37474f; }
 """
 
 
-class LessonGate(DesignOnStylesheetChange, JSComponent):
+class LessonGate(JSComponent):
     """A button that asks the server for the lesson, pressed or scrolled near.
 
     Give it ``stylesheets=[GATE_CSS]`` for its look.

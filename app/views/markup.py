@@ -5,17 +5,19 @@ from __future__ import annotations
 import param
 from panel.custom import JSComponent
 
-from app.panel_tuning import DesignOnStylesheetChange
+from app.compat import CheckedPageChanges
 
 
-class ServerMarkup(DesignOnStylesheetChange, JSComponent):
+class ServerMarkup(CheckedPageChanges, JSComponent):
     """HTML built by the server (from numbers and fixed text only), shown as it is.
 
     Cheaper on both sides than Panel's HTML pane, which recomputes all its properties
     (stylesheets included) for each new text, and than a Bokeh ``Div``, whose text change
     makes BokehJS lay the page out again. ``html`` only ever flows from the server to the
-    page; pass ``stylesheets`` for its look, and change it with :meth:`show`.
+    page (a page's change to it is refused); pass ``stylesheets`` for its look.
     """
+
+    page_properties = ()
 
     html = param.String(default="", doc="The markup to show, built by the server.")
 
@@ -29,19 +31,5 @@ export function render({ model }) {
 """
 
     def show(self, html: str) -> None:
-        """Replace the markup in the page, straight on the page's models.
-
-        Panel's own update of a parameter (design, document freeze, model diff, ~0.1–0.2 ms
-        per change) is for properties the page can change too; this one it cannot. The
-        parameter is kept in step, silently, for pages rendered later.
-        """
-        with param.parameterized.discard_events(self):
-            self.html = html
-        for model, _ in self._models.values():
-            model.data.html = html
-
-    @property
-    def _linked_properties(self) -> tuple[str, ...]:
-        # Not synced back: Panel would otherwise take the server's own change, sent inside
-        # the app's pn.io.hold(), for a change from the page and process it a second time.
-        return tuple(name for name in super()._linked_properties if name != "html")
+        """Replace the markup in the page."""
+        self.html = html

@@ -7,8 +7,8 @@ from bokeh.core.properties import value
 from bokeh.models import ColumnDataSource, DataRange1d, Range1d
 from bokeh.plotting import figure
 
-from app.controls import WholeNumberInput, bind
-from app.controls_spec import ROW_BOUNDS
+from app.controls import ControlBinding, WholeNumberInput
+from app.controls_spec import CONTROL_BY_NAME, ROW_BOUNDS
 from app.derived import RowComparison
 from app.model import ROW, SimulationModel
 from app.views.collapse import SCALED_COLOUR, UNSCALED_COLOUR
@@ -55,16 +55,13 @@ class RowCompareView:
             )
         legend_above(self.figure)
         without_glyph_copies(self.figure)
-        self.row_input = bind(
-            WholeNumberInput(
-                label="query i",
-                start=ROW_BOUNDS[0],
-                end=model.state.n - 1,
-                width=140,
-            ),
-            model.state,
-            "row",
+        self.row_input = WholeNumberInput(
+            label=CONTROL_BY_NAME["row"].label,
+            start=ROW_BOUNDS[0],
+            end=model.state.n - 1,
+            width=140,
         )
+        ControlBinding(self.row_input, model.state, "row")
         self.panel = pn.Column(
             pn.pane.Markdown(EXPLANATION, sizing_mode="stretch_width"),
             self.row_input,

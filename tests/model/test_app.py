@@ -11,10 +11,10 @@ from bokeh.models import GlyphRenderer
 from panel.io.state import set_curdoc
 from panel.reactive import Syncable
 
-import app.layout
+import app.session
 from app.controls import build_controls
-from app.controls_spec import D_K_GRID, nearest_on_grid
-from app.layout import TITLE, SimulationApp, build_app
+from app.controls_spec import D_K_GRID, TITLE, nearest_on_grid
+from app.session import Session, build_app
 from app.state import SimulationState
 from app.ticks import run_now
 from app.views.heatmap import SCORES_PALETTE, WEIGHTS_PALETTE
@@ -22,12 +22,12 @@ from app.views.markup import ServerMarkup
 from app.views.readouts import readouts_html, verdict
 
 
-def heatmap_column(app: SimulationApp, name: str) -> np.ndarray:
+def heatmap_column(app: Session, name: str) -> np.ndarray:
     """The 2-D array a heatmap source column holds."""
     return app.heatmap.source.data[name][0]
 
 
-def visible_column(app: SimulationApp) -> str:
+def visible_column(app: Session) -> str:
     """The column of the one visible heatmap renderer."""
     (column,) = [r.glyph.image for r in app.heatmap.renderers.values() if r.visible]
     return column
@@ -36,7 +36,7 @@ def visible_column(app: SimulationApp) -> str:
 def test_page_has_the_title_and_every_plot() -> None:
     page = build_app()
     assert page.title == TITLE
-    app = SimulationApp()
+    app = Session()
     assert heatmap_column(app, "weight").shape == (32, 32)
     assert app.histograms.raw.figure.name == "raw_histogram"
     assert app.histograms.scaled.figure.name == "scaled_histogram"
@@ -49,7 +49,7 @@ def busy_watchers() -> int:
 
 def test_pages_are_not_bound_to_the_process_wide_busy_state() -> None:
     before = busy_watchers()
-    apps = [SimulationApp() for _ in range(3)]
+    apps = [Session() for _ in range(3)]
     assert busy_watchers() == before, "each session would re-walk its page on every message"
     assert not any(app.page.busy for app in apps)
 
@@ -58,30 +58,30 @@ def test_served_page_builds_the_lesson_when_the_student_opens_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     loaded: list = []
-    monkeypatch.setattr(app.layout, "_served", lambda: True)
+    monkeypatch.setattr(app.session, "served", lambda: True)
     monkeypatch.setattr(pn.state, "onload", loaded.append)
-    simulation = SimulationApp(defer=run_now, pace=run_now)
+    simulation = Session(defer=run_now, pace=run_now)
     for callback in loaded:  # the page has loaded: still no lesson
         callback()
     assert simulation.lesson is None
-    assert simulation.lesson_gate.visible
-    first_screen = len(simulation.content.objects)
+    assert simulation.layout.lesson_gate.visible
+    first_screen = len(simulation.layout.content.objects)
     simulation.state.temperature = 2.0  # a move before the lesson arrives updates what exists
-    simulation.lesson_gate.opened = True  # pressed, or scrolled near
+    simulation.layout.lesson_gate.opened = True  # pressed, or scrolled near
     assert simulation.lesson is not None
-    assert not simulation.lesson_gate.visible
-    assert len(simulation.content.objects) == first_screen + 5
+    assert not simulation.layout.lesson_gate.visible
+    assert len(simulation.layout.content.objects) == first_screen + 5
     # Built from the current state: the move above is already in the lesson's row.
     assert "temperature 2 " in simulation.lesson.collapse.caption.html
-    simulation.lesson_gate.opened = False  # a page (or a hostile client) asking again
-    simulation.lesson_gate.opened = True
+    simulation.layout.lesson_gate.opened = False  # a page (or a hostile client) asking again
+    simulation.layout.lesson_gate.opened = True
     simulation.add_lesson()
-    assert len(simulation.content.objects) == first_screen + 5, "the lesson is added once"
+    assert len(simulation.layout.content.objects) == first_screen + 5, "the lesson is added once"
 
 
 def test_moves_made_before_the_plots_turn_fold_into_one_update() -> None:
     pending: list = []
-    simulation = SimulationApp(pace=pending.append)
+    simulation = Session(pace=pending.append)
     weights_before = heatmap_column(simulation, "weight").copy()
     for temperature in (4.0, 0.5, 0.25):
         simulation.state.temperature = temperature
@@ -90,7 +90,7 @@ def test_moves_made_before_the_plots_turn_fold_into_one_update() -> None:
     assert np.array_equal(heatmap_column(simulation, "weight"), weights_before)
     pending.pop()()
     assert "d_k = 128" in simulation.histograms.raw.figure.title.text
-    expected = SimulationApp({"temperature": "0.25", "d_k": "128"})
+    expected = Session({"temperature": "0.25", "d_k": "128"})
     assert np.allclose(heatmap_column(simulation, "weight"), heatmap_column(expected, "weight"))
     simulation.state.d_k = 256
     assert len(pending) == 1, "a change after the update schedules the next one"
@@ -98,7 +98,7 @@ def test_moves_made_before_the_plots_turn_fold_into_one_update() -> None:
 
 def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> None:
     pending: list = []
-    simulation = SimulationApp(defer=pending.append)
+    simulation = Session(defer=pending.append)
     bars_before = list(simulation.lesson.row_compare.scaled.data["weight"])
     weights_before = heatmap_column(simulation, "weight").copy()
     simulation.state.temperature = 4.0
@@ -114,24 +114,20 @@ def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> Non
     assert len(pending) == 1
 
 
-def test_controls_the_student_did_not_touch_follow_after_the_plots() -> None:
+def test_controls_follow_at_once_and_moves_fold_into_one_lesson_update() -> None:
     pending: list = []
-    simulation = SimulationApp(defer=pending.append)
-    d_k_slider = next(
-        w for w in simulation.page.select(pmui.DiscreteSlider) if w.label.startswith("d_k")
-    )
-    exact = next(w for w in simulation.page.select(pmui.IntInput) if w.label == "exact d_k")
+    simulation = Session(defer=pending.append)
+    d_k_slider = simulation.widgets["d_k"]
+    exact = simulation.widgets["d_k_exact"]
     d_k_slider.value = 128
-    d_k_slider.value = 256  # a second move before the update after the plots
-    assert simulation.state.d_k == 256
+    d_k_slider.value = 256  # a second move before the update below the plots
+    assert simulation.state.d_k == 256 and exact.value == 256
     assert simulation.histograms.raw.figure.title.text.startswith("Raw q·k at d_k = 256")
-    assert exact.value == 64, "the exact box waits for the update after the plots"
-    assert len(pending) == 1, "both moves make one update after the plots"
+    assert len(pending) == 1, "both moves make one update of the lesson and the URL"
     pending.pop()()
-    assert exact.value == 256 and d_k_slider.value == 256
     exact.value = 100  # typed: the slider follows, to its nearest position
-    pending.pop()()
     assert d_k_slider.value == nearest_on_grid(100, D_K_GRID) and simulation.state.d_k == 100
+    pending.pop()()
     assert not pending
 
 
@@ -140,7 +136,7 @@ def test_control_updates_are_not_taken_back_as_changes_from_the_page(
 ) -> None:
     """Panel takes a widget change released by an outer hold for one from the page."""
     pending: list = []
-    simulation = SimulationApp(defer=pending.append)
+    simulation = Session(defer=pending.append)
     document = Document()
     document.add_root(simulation.page.get_root(document))
     document.on_change(lambda event: None)  # a session listens: Bokeh then holds changes
@@ -163,13 +159,13 @@ def test_control_updates_are_not_taken_back_as_changes_from_the_page(
 
 
 def test_lesson_is_built_at_once_outside_a_server() -> None:
-    simulation = SimulationApp()
+    simulation = Session()
     assert simulation.lesson is not None
-    assert simulation.lesson.collapse.panel in simulation.content.objects
+    assert simulation.lesson.collapse.panel in simulation.layout.content.objects
 
 
 def test_slider_moves_update_sources_in_place() -> None:
-    app = SimulationApp()
+    app = Session()
     figure, source = app.heatmap.figure, app.heatmap.source
     raw_before = heatmap_column(app, "raw")
     weights_before = heatmap_column(app, "weight").copy()
@@ -184,7 +180,7 @@ def test_slider_moves_update_sources_in_place() -> None:
 
 
 def test_a_zoom_stays_until_n_changes() -> None:
-    app = SimulationApp()
+    app = Session()
     x_range, y_range = app.heatmap.figure.x_range, app.heatmap.figure.y_range
     # The student zooms into the first eight keys and queries (the page sets the ranges).
     x_range.update(start=0, end=8)
@@ -199,7 +195,7 @@ def test_a_zoom_stays_until_n_changes() -> None:
 
 
 def test_view_switches_column_and_colour_bar() -> None:
-    app = SimulationApp()
+    app = Session()
     assert visible_column(app) == "weight"
     assert tuple(app.heatmap.mapper.palette) == tuple(WEIGHTS_PALETTE)
     assert (app.heatmap.mapper.low, app.heatmap.mapper.high) == (0.0, 1.0)
@@ -220,7 +216,7 @@ def test_view_switches_column_and_colour_bar() -> None:
 
 
 def test_d_k_updates_histograms_titles_and_readouts() -> None:
-    app = SimulationApp()
+    app = Session()
     app.state.d_k = 1024
     assert "d_k = 1024" in app.histograms.raw.figure.title.text
     assert app.histograms.raw.figure.x_range.end == pytest.approx(4.5 * 32)
@@ -229,20 +225,20 @@ def test_d_k_updates_histograms_titles_and_readouts() -> None:
 
 
 def test_query_sets_state_and_notice() -> None:
-    app = SimulationApp({"d_k": [b"4"], "n": [b"100000"], "view": [b"<b>x</b>"]})
+    app = Session({"d_k": [b"4"], "n": [b"100000"], "view": [b"<b>x</b>"]})
     assert app.state.d_k == 4 and app.state.n == 1024
-    assert app.notice.visible
-    assert "1024" in app.notice.object and "<" not in app.notice.object
-    quiet = SimulationApp({"d_k": [b"4"]})
-    assert not quiet.notice.visible
+    assert app.layout.notice.visible
+    assert "1024" in app.layout.notice.object and "<" not in app.layout.notice.object
+    quiet = Session({"d_k": [b"4"]})
+    assert not quiet.layout.notice.visible
 
 
 def test_controls_follow_the_state_both_ways() -> None:
     state = SimulationState()
     controls = build_controls(state)
-    sliders = [c for c in controls if isinstance(c, pmui.DiscreteSlider)]
+    sliders = [controls[name] for name in ("d_k", "temperature", "n")]
     d_k_slider, temperature_slider, n_slider = sliders
-    exact = next(c for c in controls if isinstance(c, pmui.IntInput))
+    exact = controls["d_k_exact"]
     d_k_slider.value = 128
     assert state.d_k == 128 and exact.value == 128
     exact.value = 100  # off the slider's grid: kept exactly, the slider shows the nearest
@@ -262,14 +258,14 @@ def test_verdict_names_the_regime() -> None:
 
 
 def test_readouts_show_lesson_numbers_and_no_nan() -> None:
-    app = SimulationApp({"d_k": [b"4"]})
+    app = Session({"d_k": [b"4"]})
     html = readouts_html(app.model)
     assert ">2.0<" in html and ">1.0<" in html
     assert "nan" not in html.lower()
 
 
 def test_readouts_follow_the_state_and_only_flow_to_the_page() -> None:
-    app = SimulationApp()
+    app = Session()
     before = app.readouts.pane.html
     app.state.temperature = 0.1
     assert app.readouts.pane.html == readouts_html(app.model) != before
@@ -288,7 +284,7 @@ def test_server_markup_replaces_the_markup_of_every_rendered_page() -> None:
 
 
 def test_d_k_move_sends_only_what_changed_in_the_histograms() -> None:
-    app = SimulationApp()
+    app = Session()
     scaled, raw = app.histograms.scaled, app.histograms.raw
     scaled_curve, scaled_left = scaled.curve.data["x"], scaled.bars.data["left"]
     raw_curve = raw.curve.data["x"]
@@ -305,7 +301,7 @@ def test_d_k_move_sends_only_what_changed_in_the_histograms() -> None:
 
 def test_no_renderer_carries_unused_glyph_copies() -> None:
     """Nothing selects or mutes: each copy would be one more model in every message."""
-    app = SimulationApp()
+    app = Session()
     document = Document()
     document.add_root(app.page.get_root(document))
     renderers = [model for model in document.models if isinstance(model, GlyphRenderer)]
@@ -314,19 +310,11 @@ def test_no_renderer_carries_unused_glyph_copies() -> None:
         assert renderer.nonselection_glyph is None and renderer.muted_glyph is None, renderer
 
 
-def test_sliders_follow_value_and_leave_the_released_position_in_the_page() -> None:
-    sliders = [c for c in build_controls(SimulationState()) if isinstance(c, pmui.DiscreteSlider)]
-    assert len(sliders) == 3
-    for slider in sliders:
-        assert "value" in slider._linked_properties
-        assert "value_throttled" not in slider._linked_properties
-
-
 def test_the_update_after_the_plots_waits_for_the_plots() -> None:
     """Many messages before the plots' turn make one plot update and one update after it."""
     plots: list = []
     after: list = []
-    simulation = SimulationApp(pace=plots.append, defer=after.append)
+    simulation = Session(pace=plots.append, defer=after.append)
     for d_k in (128, 256, 512):
         simulation.state.d_k = d_k
     simulation.state.temperature = 2.0

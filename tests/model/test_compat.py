@@ -11,7 +11,7 @@ from bokeh.document import Document
 from panel.io.resources import Resources
 
 from app import compat
-from app.layout import SimulationApp
+from app.session import Session
 
 
 def original_bundle_resources():
@@ -45,7 +45,7 @@ def test_applying_the_cache_is_idempotent() -> None:
 
 def page_roots() -> list:
     doc = Document()
-    doc.add_root(SimulationApp(embed=True).page.get_root(doc))
+    doc.add_root(Session(embed=True).page.get_root(doc))
     return doc.roots
 
 
@@ -107,3 +107,55 @@ def test_a_session_with_a_message_being_written_has_writes_pending() -> None:
         assert not compat.session_writes_pending(doc), "a finished write is not pending"
     finally:
         panel_document._write_tasks.pop(doc, None)
+
+
+def test_respond_at_once_internals() -> None:
+    """Loud check of compat.respond_at_once: Panel must still read both lists it extends."""
+    assert compat.immediate_change_internals_present(), (
+        "compat.respond_at_once: Panel no longer reads Syncable._priority_changes / "
+        "_busy__ignore where it schedules a change from the page; re-check the 50 ms wait"
+    )
+
+
+def test_a_widget_made_to_respond_at_once_handles_a_page_change_on_the_next_tick() -> None:
+    """Behaviour: a page's value change is scheduled as a next-tick callback, not a 50 ms
+    timeout, and does not raise the process-wide busy flag."""
+    import panel_material_ui as pmui
+    from bokeh.server.contexts import BokehSessionContext
+
+    slider = pmui.DiscreteSlider(options=[1, 2, 3], value=1)
+    compat.respond_at_once(slider)
+    document = Document()
+    model = slider.get_root(document)
+    context = BokehSessionContext("test-session", None, document)
+    document._session_context = lambda: context  # a served document, as Panel checks it
+    timeouts, ticks = [], []
+    document.add_timeout_callback = lambda callback, ms: timeouts.append(ms)  # type: ignore[method-assign]
+    document.add_next_tick_callback = lambda callback: ticks.append(callback)  # type: ignore[method-assign]
+    slider._server_change(document, model.ref["id"], None, "value", 1, 2)
+    assert ticks and not timeouts
+
+
+def test_detached_page_internals() -> None:
+    """Loud check of compat.detach_from_global_busy: a new Page still binds busy to
+    pn.state through a watcher the function can find and remove."""
+    assert compat.page_busy_binding_present(), (
+        "compat.detach_from_global_busy: panel-material-ui's Page no longer binds busy "
+        "to pn.state the way it did; re-check the per-message cost with many sessions"
+    )
+
+
+def test_a_detached_page_no_longer_follows_the_process_busy_flag() -> None:
+    import panel_material_ui as pmui
+
+    page = pmui.Page()
+    compat.detach_from_global_busy(page)
+    from panel.util import edit_readonly
+
+    with edit_readonly(pn.state):
+        pn.state.busy = True
+    try:
+        assert page.busy is False
+    finally:
+        with edit_readonly(pn.state):
+            pn.state.busy = False

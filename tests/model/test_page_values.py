@@ -36,8 +36,9 @@ from app.controls import (
     WholeNumberInput,
 )
 from app.controls_spec import D_K_GRID, N_GRID, TEMPERATURE_GRID
-from app.layout import SafeLocation, SimulationApp, location_params
+from app.location import SafeLocation, location_params
 from app.presets import preset_options
+from app.session import Session
 from app.state import SimulationState
 
 PAGE = object()
@@ -54,11 +55,11 @@ def huge_ints(size: int) -> list[int]:
 
 
 class Page:
-    """A SimulationApp in a Bokeh document, its lesson built, driven as its page would."""
+    """A Session in a Bokeh document, its lesson built, driven as its page would."""
 
     def __init__(self) -> None:
         self.pending: list = []
-        self.app = SimulationApp(defer=self.pending.append)
+        self.app = Session(defer=self.pending.append)
         self.document = Document()
         self.document.add_root(self.app.page.get_root(self.document))
         self.app.add_lesson()

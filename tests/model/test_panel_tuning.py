@@ -3,34 +3,28 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Iterator
 
-import panel_material_ui as pmui
 import pytest
 from bokeh.core.property.bases import Property, validation_on
 from bokeh.core.property.singletons import Intrinsic, Undefined
 from bokeh.core.validation.check import check_integrity
 from bokeh.document import Document
 from bokeh.settings import settings
-from panel.theme.base import Design
 
-import app.layout
-from app.controls import GridSlider, WholeNumberInput
+import app.session
 from app.controls_spec import D_K_GRID, VIEWS
-from app.layout import SimulationApp
 from app.panel_tuning import (
     DIAGNOSTICS_VARIABLE,
     VALIDATION_VARIABLE,
-    log_panel_only_at_handled_levels,
     skip_bokeh_error_diagnostics,
     skip_document_validation,
 )
 from app.presets import PRESETS
-from app.views.markup import ServerMarkup
+from app.session import Session
 
 
-def served(app: SimulationApp) -> Document:
+def served(app: Session) -> Document:
     """``app``'s page in a Bokeh document, as a session holds it (Panel widgets then
     update their models)."""
     document = Document()
@@ -38,7 +32,7 @@ def served(app: SimulationApp) -> Document:
     return document
 
 
-def every_kind_of_move(app: SimulationApp) -> None:
+def every_kind_of_move(app: Session) -> None:
     """Each control moved at least once, presets included."""
     state = app.state
     for d_k in (1, 5, 1024, D_K_GRID[10]):
@@ -59,7 +53,7 @@ def every_kind_of_move(app: SimulationApp) -> None:
 
 
 def test_views_update_without_bokeh_validation() -> None:
-    app = SimulationApp()
+    app = Session()
     seen: list[bool] = []
     update = app.heatmap.update
 
@@ -93,9 +87,9 @@ def test_every_move_sets_values_bokeh_accepts_as_they_are(
             converted.append(f"{type(owner).__name__}.{name} = {value!r:.60}")
         return prepare_value(self, owner, name, value, **hint)
 
-    simulation = SimulationApp()
+    simulation = Session()
     document = served(simulation)
-    monkeypatch.setattr(app.layout, "validate", keep_validating)
+    monkeypatch.setattr(app.session, "validate", keep_validating)
     monkeypatch.setattr(Property, "prepare_value", checked)
     every_kind_of_move(simulation)
     assert len(checks) > 20 and all(checks)
@@ -103,55 +97,6 @@ def test_every_move_sets_values_bokeh_accepts_as_they_are(
     n = simulation.state.n
     assert simulation.heatmap.source.data["weight"][0].shape == (n, n)
     document.clear()
-
-
-@pytest.fixture
-def counted_design_lookups(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The class names of the components whose design parameters Panel resolves."""
-    lookups: list[str] = []
-    params = Design.params
-
-    def counting(self: Design, viewable: object, doc: Document | None = None) -> tuple:
-        lookups.append(type(viewable).__name__)
-        return params(self, viewable, doc)
-
-    monkeypatch.setattr(Design, "params", counting)
-    yield lookups
-
-
-@pytest.mark.parametrize(
-    ("make", "name", "new", "sent"),
-    [
-        # The slider sends its position on the grid.
-        (lambda: GridSlider(label="d_k", options=D_K_GRID, value=64), "value", 128, 38),
-        (lambda: WholeNumberInput(label="exact d_k", value=64), "value", 100, 100),
-        (lambda: ServerMarkup(html="<b>a</b>"), "html", "<b>b</b>", "<b>b</b>"),
-    ],
-)
-def test_value_changes_skip_the_design_lookup(
-    counted_design_lookups: list[str], make: object, name: str, new: object, sent: object
-) -> None:
-    component = make()
-    model = component.get_root(Document())
-    counted_design_lookups.clear()
-    setattr(component, name, new)
-    assert counted_design_lookups == []
-    assert getattr(model.data, name) == sent
-
-
-def test_stylesheet_changes_still_get_the_design_stylesheets(
-    counted_design_lookups: list[str],
-) -> None:
-    """A stylesheet change reaches the model exactly as it does for Panel's own widget."""
-    sheets = []
-    for cls in (GridSlider, pmui.DiscreteSlider):
-        slider = cls(label="d_k", options=D_K_GRID, value=64)
-        model = slider.get_root(Document())
-        slider.stylesheets = [":host { color: red; }"]
-        sheets.append([str(getattr(sheet, "url", sheet)) for sheet in model.stylesheets])
-    assert "GridSlider" in counted_design_lookups
-    assert sheets[0] == sheets[1]
-    assert any("color: red" in sheet for sheet in sheets[0])
 
 
 @pytest.fixture
@@ -168,7 +113,7 @@ def test_bokeh_error_diagnostics_are_skipped(
     skip_bokeh_error_diagnostics()
     assert settings.perform_error_diagnostics() is False
     with pytest.raises(AttributeError, match="unexpected attribute 'valeu'"):
-        _ = SimulationApp().heatmap.figure.valeu
+        _ = Session().heatmap.figure.valeu
 
 
 def test_the_environment_still_decides_bokeh_error_diagnostics(
@@ -204,47 +149,8 @@ def test_pages_pass_bokehs_document_checks(
     served: bool, embed: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What Bokeh would check for each arriving session, checked here once per kind of page."""
-    monkeypatch.setattr(app.layout, "_served", lambda: served)
+    monkeypatch.setattr(app.session, "served", lambda: served)
     doc = Document()
-    doc.add_root(SimulationApp(embed=embed).page.get_root(doc))
+    doc.add_root(Session(embed=embed).page.get_root(doc))
     issues = check_integrity(list(doc.models))
     assert not issues.error and not issues.warning, issues
-
-
-@pytest.fixture
-def panel_logger() -> Iterator[logging.Logger]:
-    """Panel's logger, its level and handlers restored after the test."""
-    logger = logging.getLogger("panel")
-    level, handlers = logger.level, list(logger.handlers)
-    yield logger
-    logger.setLevel(level)
-    logger.handlers[:] = handlers
-
-
-def test_panel_logs_only_what_a_handler_emits(panel_logger: logging.Logger) -> None:
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = records.append
-    panel_logger.handlers[:] = [handler]
-    log_panel_only_at_handled_levels()
-    assert panel_logger.level == logging.WARNING
-    panel_logger.debug("dropped before a record is made")
-    panel_logger.warning("still logged")
-    assert [record.getMessage() for record in records] == ["still logged"]
-
-
-@pytest.mark.parametrize(
-    ("handler_levels", "logger_level"),
-    [
-        ((logging.WARNING, logging.DEBUG), logging.DEBUG),  # e.g. --admin's handler
-        ((logging.INFO,), logging.INFO),
-        ((logging.NOTSET,), logging.DEBUG),  # NOTSET takes everything
-        ((), logging.WARNING),  # Python's last-resort handler
-    ],
-)
-def test_panel_logger_level_follows_its_most_verbose_handler(
-    panel_logger: logging.Logger, handler_levels: tuple[int, ...], logger_level: int
-) -> None:
-    panel_logger.handlers[:] = [logging.Handler(level) for level in handler_levels]
-    log_panel_only_at_handled_levels()
-    assert panel_logger.level == logger_level

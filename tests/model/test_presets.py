@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.controls_spec import D_K_GRID, N_GRID, TEMPERATURE_GRID
+from app.controls_spec import CONTROL_NAMES, D_K_GRID, N_GRID, TEMPERATURE_GRID
 from app.model import CONTROLS, SimulationModel
-from app.presets import PRESETS, apply_preset, preset_options
-from app.state import CONTROL_NAMES, SimulationState
+from app.presets import PRESETS, preset_named, preset_options
+from app.state import SimulationState
 
 STATE_CONTROLS = set(SimulationState.param) - {"name", "notice", "preset"}
 
@@ -31,7 +31,8 @@ def test_each_preset_sets_every_control_within_bounds(key: str) -> None:
     assert preset.description.endswith(".") and 40 < len(preset.description) < 300
     state = SimulationState()
     # param validates bounds and types, so an out-of-range value would raise here.
-    assert apply_preset(state, key) is preset
+    state.choose_preset(key)
+    assert state.preset == key
     assert {name: getattr(state, name) for name in STATE_CONTROLS} == dict(preset.values)
 
 
@@ -43,17 +44,17 @@ def test_each_preset_sits_on_the_slider_grids(key: str) -> None:
     assert values["temperature"] in TEMPERATURE_GRID
 
 
-def test_apply_preset_is_one_update() -> None:
+def test_choosing_a_preset_is_one_update() -> None:
     state = SimulationState()
     batches: list[set[str]] = []
     state.param.watch(lambda *events: batches.append({e.name for e in events}), sorted(CONTROLS))
-    apply_preset(state, "collapse")
+    state.choose_preset("collapse")
     assert batches == [{"d_k", "scaled"}], "only changed controls, in a single batch"
 
 
-def test_apply_preset_overrides_earlier_controls() -> None:
+def test_choosing_a_preset_overrides_earlier_controls() -> None:
     state = SimulationState(d_k=7, temperature=3.0, n=500, causal=True, seed=42, view="raw")
-    apply_preset(state, "temperature")
+    state.choose_preset("temperature")
     assert (state.d_k, state.temperature, state.n, state.causal, state.seed) == (
         64,
         0.25,
@@ -63,25 +64,60 @@ def test_apply_preset_overrides_earlier_controls() -> None:
     )
 
 
-@pytest.mark.parametrize("key", ["", "Lesson", "nope", "lesson ", "<script>x</script>", "x" * 5000])
+@pytest.mark.parametrize("key", ["Lesson", "nope", "lesson ", "<script>x</script>", "x" * 5000])
 def test_unknown_keys_raise_a_clear_key_error(key: str) -> None:
     state = SimulationState()
     before = state.param.values()
     with pytest.raises(KeyError, match="choose one of lesson, collapse, temperature, causal"):
-        apply_preset(state, key)
+        state.choose_preset(key)
     assert state.param.values() == before
 
 
 @pytest.mark.parametrize("key", [None, 1, ("lesson",)])
 def test_non_text_keys_raise_a_key_error(key: object) -> None:
     with pytest.raises(KeyError, match="unknown preset"):
-        apply_preset(SimulationState(), key)
+        SimulationState().choose_preset(key)
 
 
 def test_long_keys_are_cut_short_in_the_message() -> None:
     with pytest.raises(KeyError) as info:
-        apply_preset(SimulationState(), "x" * 5000)
+        SimulationState().choose_preset("x" * 5000)
     assert len(str(info.value)) < 150
+
+
+def test_preset_named_raises_for_unknown_names() -> None:
+    assert preset_named("lesson") is PRESETS["lesson"]
+    with pytest.raises(KeyError, match="unknown preset"):
+        preset_named("")
+
+
+def test_a_control_moved_away_leaves_the_scene_in_the_same_update() -> None:
+    state = SimulationState()
+    state.choose_preset("collapse")
+    batches: list[dict[str, object]] = []
+    state.param.watch(
+        lambda *events: batches.append({e.name: e.new for e in events}), ["d_k", "preset"]
+    )
+    state.set_controls(d_k=1024)  # the scene's own value: still the scene
+    assert state.preset == "collapse" and batches == []
+    state.set_controls(d_k=8)
+    assert state.preset == "" and batches == [{"d_k": 8, "preset": ""}]
+
+
+def test_a_link_keeps_the_scene_only_if_its_other_values_match() -> None:
+    kept = SimulationState()
+    kept.apply_query({"preset": "collapse", "d_k": "1024"})
+    left = SimulationState()
+    left.apply_query({"preset": "collapse", "d_k": "8"})
+    assert (kept.preset, kept.d_k, kept.scaled) == ("collapse", 1024, False)
+    assert (left.preset, left.d_k, left.scaled) == ("", 8, False)
+
+
+def test_choosing_no_preset_leaves_the_controls_as_they_are() -> None:
+    state = SimulationState()
+    state.choose_preset("collapse")
+    state.choose_preset("")
+    assert (state.preset, state.d_k, state.scaled) == ("", 1024, False)
 
 
 def test_presets_are_read_only() -> None:
@@ -96,7 +132,7 @@ def test_presets_are_read_only() -> None:
 
 def model_for(key: str) -> SimulationModel:
     state = SimulationState()
-    apply_preset(state, key)
+    state.choose_preset(key)
     return SimulationModel(state)
 
 
@@ -132,7 +168,7 @@ def test_a_preset_from_the_url_sets_the_scene_and_leaves_when_a_control_moves() 
     state.apply_query({"preset": [b"collapse"]})
     assert state.preset == "collapse" and state.d_k == 1024 and not state.scaled
     assert state.query()["preset"] == "collapse"
-    state.d_k = 64
+    state.set_controls(d_k=64)
     assert state.preset == ""
 
 

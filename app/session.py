@@ -1,0 +1,164 @@
+"""One student's session: the state, its model, the views that draw it, and how a change flows."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import partial
+
+import panel as pn
+from bokeh.core.property.validation import validate
+from bokeh.events import Tap
+from panel.io.location import Location
+
+from app.compat import session_writes_pending
+from app.controls import build_controls
+from app.controls_spec import CONTROL_NAMES
+from app.layout import page_layout
+from app.lesson import LessonSections
+from app.location import served
+from app.model import SimulationModel
+from app.presets import PRESETS
+from app.query import compose_search, parse_embed
+from app.state import SimulationState
+from app.ticks import Later, Paced, next_tick, run_now
+from app.views.heatmap import HeatmapView
+from app.views.histogram import DotProductHistograms
+from app.views.readouts import ReadoutsView
+
+QueryArgs = Mapping[str, Sequence[bytes | str] | bytes | str]
+
+
+class Session:
+    """One session: the state, its model, the views that draw it and the page around them.
+
+    A change flows one way: widget → state (app/controls.py) → :meth:`update_plots` (the
+    model recomputes the parts that depend on the changed controls, then each first-screen
+    view updates its Bokeh sources) → :meth:`update_lesson_and_url` (the lesson's views,
+    then the URL), each batched with ``pn.io.hold()`` into one message. In a served session
+    ``pace`` runs the first on the session's next tick, no sooner after the previous one
+    ended than it took, and ``defer`` the second on the tick after: changes that arrive in
+    between fold into one update. Elsewhere both run at once.
+    """
+
+    def __init__(
+        self,
+        query: QueryArgs | None = None,
+        *,
+        embed: bool | None = None,
+        location: Location | None = None,
+        defer: Later | None = None,
+        pace: Later | None = None,
+    ) -> None:
+        self.location = location
+        is_served = served()
+        doc = pn.state.curdoc
+        self._defer = defer or (next_tick(doc) if is_served else run_now)
+        if pace is None and is_served:
+            pace = Paced(doc, writes_pending=partial(session_writes_pending, doc))
+        self._pace = pace or run_now
+        self._changed_controls: set[str] = set()
+        """Controls changed since the plots were last updated."""
+        self._lesson_parts: set[str] = set()
+        """Model parts changed since the lesson's views were last updated."""
+        self._lesson_update_due = False
+        self.state = SimulationState()
+        if query:
+            self.state.apply_query(query)
+        self.embed = parse_embed(query or {}) if embed is None else embed
+        self.model = SimulationModel(self.state)
+        self.heatmap = HeatmapView(self.model)
+        self.histograms = DotProductHistograms(self.model)
+        self.readouts = ReadoutsView(self.model)
+        self.first_screen = (self.heatmap, self.histograms, self.readouts)
+        self.lesson: LessonSections | None = None
+        self.widgets = build_controls(self.state)
+        self.layout = page_layout(self, self.widgets)
+        self.page = self.layout.page
+        self.heatmap.figure.on_event(Tap, self._pick_row)
+        self.state.param.watch(self._on_controls, list(CONTROL_NAMES))
+        self.state.param.watch(self._on_preset, "preset")
+        self.layout.lesson_gate.param.watch(self._on_gate, "opened")
+        if is_served:
+            # The lesson waits for the student to reach it: a class arriving at once then
+            # only pays for the first screens. The URL shows the state once the page is up.
+            if self.location is not None:
+                pn.state.onload(self._schedule_lesson_and_url)
+        else:
+            self.add_lesson()
+
+    def _on_gate(self, event: object) -> None:
+        if self.layout.lesson_gate.opened:
+            self.add_lesson()
+
+    def add_lesson(self) -> None:
+        """Build the lesson's views and append their sections to the page, in place of the
+        gate that asked for them (once)."""
+        if self.lesson is not None:
+            return
+        with pn.io.hold():
+            self.lesson = LessonSections(self.model)
+            self._lesson_parts = set()  # built from the model as it is now
+            self.layout.show_lesson(self.lesson.sections())
+
+    def _on_controls(self, *events: object) -> None:
+        due = bool(self._changed_controls)
+        self._changed_controls |= {event.name for event in events}
+        if not due:
+            self._pace(self.update_plots)
+
+    def _on_preset(self, event: object) -> None:
+        self.layout.show_scene(PRESETS.get(self.state.preset))
+        self._schedule_lesson_and_url()
+
+    def update_plots(self) -> None:
+        """Bring the model and the first screen's views up to date with every control
+        changed since the last update, then schedule :meth:`update_lesson_and_url`."""
+        changed, self._changed_controls = self._changed_controls, set()
+        if not changed:
+            return
+        # Bokeh's validation of every value the views set checks arrays and numbers
+        # computed here; a model test makes every kind of move with it on.
+        with pn.io.hold(), validate(False):
+            parts = self.model.refresh(changed)
+            for view in self.first_screen:
+                view.update(self.model, parts)
+        # The plots under the student's hand go out alone, so the browser paints them
+        # before it redraws the lesson's figures below.
+        self._lesson_parts |= parts
+        self._schedule_lesson_and_url()
+
+    def _schedule_lesson_and_url(self) -> None:
+        if not self._lesson_update_due:
+            self._lesson_update_due = True
+            self._defer(self.update_lesson_and_url)
+
+    def update_lesson_and_url(self) -> None:
+        """Bring the lesson's views and the URL up to date with the model."""
+        self._lesson_update_due = False
+        parts, self._lesson_parts = self._lesson_parts, set()
+        with pn.io.hold(), validate(False):
+            for view in self.lesson.views if self.lesson else ():
+                view.update(self.model, parts)
+            # The whole query is composed here rather than by Panel's ``update_query``,
+            # which re-encodes every parameter it parsed (``id=007`` became ``id=7``) and
+            # keeps Bokeh's own (``bokeh-session-id``).
+            if self.location is not None:
+                self.location.search = compose_search(self.location.search, self.state.query())
+
+    def _pick_row(self, event: Tap) -> None:
+        """A click on the heatmap picks that query row for the row comparison."""
+        # The event's coordinates come from the page, as any client sent them.
+        y = event.y
+        if isinstance(y, int | float) and not isinstance(y, bool) and 0 <= y < self.state.n:
+            self.state.set_controls(row=int(y))
+
+
+def build_app(
+    query: QueryArgs | None = None, *, embed: bool | None = None, location: Location | None = None
+) -> pn.viewable.Viewable:
+    """Build one session's page; ``query`` holds the untrusted URL arguments, if any.
+
+    ``embed=True`` (or ``?embed=true``) gives the compact layout for iframes and notebooks:
+    no header, the controls above the plots.
+    """
+    return Session(query, embed=embed, location=location).page
