@@ -159,3 +159,21 @@ def test_a_detached_page_no_longer_follows_the_process_busy_flag() -> None:
     finally:
         with edit_readonly(pn.state):
             pn.state.busy = False
+
+
+def test_the_allowed_panel_versions_are_the_checked_ones() -> None:
+    """pyproject.toml's bounds on Panel admit exactly the minor versions compat was read
+    against: raising the bound means re-checking every internal there."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    panel_requirement = next(
+        d for d in project["project"]["dependencies"] if d.startswith("panel>")
+    )
+    low, high = re.fullmatch(r"panel>=(\d+\.\d+)(?:\.\d+)?,<(\d+\.\d+)", panel_requirement).groups()
+    low_minor, high_minor = (int(v.split(".")[1]) for v in (low, high))
+    allowed = tuple(f"1.{minor}" for minor in range(low_minor, high_minor))
+    assert allowed == compat.CHECKED_PANEL
+    assert all(dependency.count("<") == 1 for dependency in project["project"]["dependencies"])
