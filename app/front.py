@@ -10,15 +10,13 @@ connection itself to that worker over a Unix socket pair (``SCM_RIGHTS``). From 
 client and the worker talk directly: the front never relays a byte, so its cost is per
 connection, not per megabyte.
 
-A page costs its worker a few hundred milliseconds of its one event loop (Bokeh builds the
-session). When a class arrives at once, the websockets of students whose page is built would
-queue in the worker behind the pages still to build, and students already working would
-wait as long for their moves. So the front holds new pages in a queue of its own and hands
-a worker the next one only when it has fewer than :data:`PAGES_PER_WORKER` pages in
-progress, while websockets, static files and everything else are handed over at once
-(a worker can also pause after each page, :data:`app.worker.PAGE_PAUSE`). Measured with
-benchmarks/bench_class.py (30 students at once, two workers, same period): documents
-p50/p95 9.8/11.0 s → 5.3/7.4 s, lessons 18.5/24.5 s → 13.4/17.9 s, moves p95 316 → 135 ms.
+A page holds its worker's one event loop while Bokeh builds the session. When a class
+arrives at once, the websockets of students whose page is built would queue in the worker
+behind the pages still to build, and students already working would wait as long for their
+moves. So the front holds new pages in a queue of its own and hands a worker the next one
+only when it has fewer than :data:`PAGES_PER_WORKER` pages in progress, while websockets,
+static files and everything else are handed over at once (a worker can also pause after
+each page, :data:`app.worker.PAGE_PAUSE`). docs/performance.md has the figures.
 
 Workers run NumPy's BLAS with one thread (unless the user set the thread count): N
 processes each with a thread per core would oversubscribe the cores.

@@ -1,8 +1,7 @@
 """The lesson below the live plots: FAQ, collapse curves, one row, output, worked example, quiz.
 
 It is built apart from the first screen so a served page can add it after the heatmap has
-been painted: it holds about two thirds of the page's models, and a student looks at the
-plots first.
+been painted: it holds most of the page's models, and a student looks at the plots first.
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ def skip_bokeh_error_diagnostics() -> None:
 
     Panel asks each updated Material UI or ESM model for the changed property by name, and
     that property lives on the model's data, not on the model: Bokeh then ranks every
-    property name with difflib to suggest a close one in an AttributeError that Panel drops
-    (~50 µs per widget update, three or more per move). Bokeh documents the setting as a
-    small speed-up; ``BOKEH_PERFORM_ERROR_DIAGNOSTICS``, when set, still decides.
+    property name with difflib to suggest a close one in an AttributeError that Panel drops,
+    for every widget update. Bokeh documents the setting as a small speed-up;
+    ``BOKEH_PERFORM_ERROR_DIAGNOSTICS``, when set, still decides.
     """
     if DIAGNOSTICS_VARIABLE not in os.environ:
         settings.perform_error_diagnostics.set_value(False)

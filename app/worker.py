@@ -52,12 +52,11 @@ document is built (``ApplicationContext.create_session_if_needed``), not after."
 
 PAGE_PAUSE = float(os.environ.get("SDPA_SIM_PAGE_PAUSE", "0"))
 """After a page, the worker can wait this fraction of the time it took before it reports it
-done (and the front hands it the next). A page build holds the event loop for hundreds of
-milliseconds at a stretch, and a working student's move needs the loop several times before
-its heatmap is sent, so while a class arrives those moves wait seconds. A pause of 0.5 kept
-them near 0.7 s (median) but made the last documents arrive later (30 students at once, two
-workers: document p95 about 13-17 s instead of 7-10 s); off by default, the variable trades
-one for the other (benchmarks/bench_class.py measures both)."""
+done (and the front hands it the next). A page build holds the event loop at a stretch, and
+a working student's move needs the loop several times before its heatmap is sent, so while
+a class arrives those moves wait. A pause lets moves through between pages but makes the
+last documents arrive later; off by default, the variable trades one for the other
+(benchmarks/bench_class.py measures both; docs/performance.md has the figures)."""
 
 MAX_FDS_PER_MESSAGE = 1
 """The front hands one connection per message."""

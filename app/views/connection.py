@@ -11,9 +11,9 @@ the server that would have to send anything is gone by then. It depends on no la
 full page and the embed mode (``?embed=true``, in an iframe) show the same notice, each within
 its own viewport.
 
-Panel's own ``disconnect_notification`` (with ``notifications=True``) was tried: it works with
-the Material UI page and in embed mode, but shows a small toast in a corner that the student
-can close, with no way to reload other than knowing to.
+Panel's own ``disconnect_notification`` (with ``notifications=True``) is not used: it shows a
+small toast in a corner that the student can close, with no way to reload other than
+knowing to.
 """
 
 from __future__ import annotations
