@@ -19,6 +19,11 @@ in timer noise. Ratios are medians of attention over medians of the matmul from 
 run. The target is attention ≤ 1.5× the matmul at n = 1024, d_k = 1024, d_v = 64.
 
 The output is a markdown table to paste into the README, preceded by the machine it ran on.
+
+``--moves`` instead times what a slider move asks of the core at n = 256, d_k = 64 (sample
+Q and K, the raw scores, the softmax, the dot-product pool): a d_k move against a move of
+σ_q, σ_k, ρ or the precision (float16 ↔ bfloat16), each alternating between two values so
+nothing is served from a result cache. The target: none costs more than the d_k move.
 Run it on an otherwise idle machine: BLAS spreads the matmul over every core, so a busy
 neighbour slows the matmul and attention unevenly and the small cases (tens of
 microseconds, mostly Python overhead) become noise.
@@ -27,6 +32,7 @@ microseconds, mostly Python overhead) become noise.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import platform
 import statistics
@@ -40,7 +46,13 @@ import numpy as np
 # Run as a plain script from anywhere: make the repository's sdpa_core importable.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sdpa_core import attention
+from sdpa_core import (
+    attention,
+    dot_product_pool,
+    sample_qk,
+    scores_logits,
+    softmax,
+)
 
 TOKENS = (64, 256, 1024)
 DIMS = (64, 1024)
@@ -101,6 +113,57 @@ def measure(n: int, d_k: int, dtype: type, repeats: int, min_time: float) -> dic
     )
 
 
+MOVE_N = 256
+MOVE_D_K = 64
+
+
+def core_move(d_k: int, law: dict[str, float], dtype: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """The core's share of one slider move: Q and K, raw scores, weights, pooled dot products."""
+    q, k = sample_qk(MOVE_N, d_k, 0, **law)
+    raw = scores_logits(q, k, scale=1.0)
+    weights = softmax(raw * (1.0 / np.sqrt(d_k)), dtype=dtype)
+    return weights, dot_product_pool(d_k, 0, **law)
+
+
+def alternating(settings: list[tuple[int, dict[str, float], str | None]]) -> Callable[[], object]:
+    """A move that goes back and forth between the given (d_k, law, dtype) settings."""
+    cycle = itertools.cycle(settings)
+    return lambda: core_move(*next(cycle))
+
+
+def measure_moves(repeats: int, min_time: float) -> dict[str, float]:
+    """Median seconds of a d_k move and of σ_q, σ_k, ρ and precision moves at n = 256."""
+    d = MOVE_D_K
+    return median_times(
+        {
+            "d_k 64 ↔ 65": alternating([(d, {}, None), (d + 1, {}, None)]),
+            "σ_q 1 ↔ 1.5": alternating([(d, {"sigma_q": 1.0}, None), (d, {"sigma_q": 1.5}, None)]),
+            "σ_k 1 ↔ 0.5": alternating([(d, {"sigma_k": 1.0}, None), (d, {"sigma_k": 0.5}, None)]),
+            "ρ 0.3 ↔ 0.6": alternating([(d, {"rho": 0.3}, None), (d, {"rho": 0.6}, None)]),
+            "float16 ↔ bfloat16": alternating([(d, {}, "float16"), (d, {}, "bfloat16")]),
+        },
+        repeats,
+        min_time,
+    )
+
+
+def report_moves(repeats: int, min_time: float) -> None:
+    """Print the move medians, each one's ratio to the d_k move, and the verdict."""
+    times = measure_moves(repeats, min_time)
+    baseline = times["d_k 64 ↔ 65"]
+    print(machine_line())
+    print(f"Core work per move at n={MOVE_N}, d_k={MOVE_D_K}: median of {repeats} runs.")
+    print()
+    print("| move | median | ratio to d_k move |")
+    print("|---|---:|---:|")
+    for name, seconds in times.items():
+        print(f"| {name} | {format_time(seconds)} | {seconds / baseline:.2f}× |")
+    worst = max(seconds / baseline for seconds in times.values())
+    verdict = "meets" if worst <= 1.0 else "MISSES"
+    print()
+    print(f"slowest move: {worst:.2f}× the d_k move, {verdict} the ≤ 1.0× target")
+
+
 def machine_line() -> str:
     """Python, NumPy, BLAS and CPU count, so figures can be compared across machines."""
     blas = "unknown BLAS"
@@ -126,7 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--min-time", type=float, default=0.02, help="seconds each measurement lasts at least"
     )
+    parser.add_argument(
+        "--moves", action="store_true", help="time σ_q, σ_k, ρ and precision moves instead"
+    )
     args = parser.parse_args(argv)
+    if args.moves:
+        report_moves(args.repeats, args.min_time)
+        return 0
 
     results = {
         (n, d_k, dtype): measure(n, d_k, dtype, args.repeats, args.min_time)

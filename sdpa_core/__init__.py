@@ -1,7 +1,9 @@
 """sdpa_core: the NumPy core of sdpa-sim, the single source of its numbers.
 
 Scaled dot-product attention ``softmax(QKᵀ/√d_k)·V`` with temperature, masks and bias,
-seeded nested sampling of Q and K, and the statistics the app draws. NumPy only.
+seeded nested sampling of Q and K, and the statistics the app draws; what happens when the
+lesson's assumptions break (other variances, correlated q and k, low-precision formats).
+NumPy (and ml_dtypes for bfloat16) only.
 """
 
 from sdpa_core.attention import attention, causal_mask, scores_logits, softmax
@@ -15,18 +17,34 @@ from sdpa_core.metrics import (
     row_entropy,
     softmax_jacobian_norm,
 )
+from sdpa_core.moments import dot_product_moments
+from sdpa_core.precision import (
+    PRECISIONS,
+    PrecisionReport,
+    accumulator_dtype,
+    exp_overflow_threshold,
+    precision_report,
+    resolve_dtype,
+)
 from sdpa_core.sampling import dot_product_pool, sample_dot_products, sample_qk, sample_values
 
 __all__ = [
+    "PRECISIONS",
     "Band",
     "CollapseCurve",
+    "PrecisionReport",
+    "accumulator_dtype",
     "attention",
     "causal_mask",
     "collapse_curve",
+    "dot_product_moments",
     "dot_product_pool",
+    "exp_overflow_threshold",
     "histogram",
     "max_weight",
     "normal_pdf",
+    "precision_report",
+    "resolve_dtype",
     "row_entropy",
     "sample_dot_products",
     "sample_qk",

@@ -1,4 +1,8 @@
-"""Numerically stable softmax and scaled dot-product attention with masks and bias."""
+"""Numerically stable softmax and scaled dot-product attention with masks and bias.
+
+Both compute in float64 or float32 by default; ``dtype`` selects float16 or bfloat16 too
+and ``stable=False`` drops the max subtraction, to show how the textbook formula overflows.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Literal
 
 import numpy as np
 
+from sdpa_core.precision import DTypeLike, accumulator_dtype, resolve_dtype, round_to_format
 from sdpa_core.validation import as_float_array, finite_real, positive_finite, positive_int
 
 MaskLike = np.ndarray | Literal["causal"] | None
@@ -26,7 +31,44 @@ def _softmax_inplace(scores: np.ndarray, axis: int) -> np.ndarray:
     return scores
 
 
-def softmax(x: np.typing.ArrayLike, axis: int = -1) -> np.ndarray:
+def _softmax_in_format(work: np.ndarray, axis: int, *, stable: bool, fmt: np.dtype) -> np.ndarray:
+    """Softmax along ``axis`` of ``work`` (values of the format ``fmt``, held in its
+    accumulator dtype), overwriting it; returns the weights in the accumulator dtype.
+
+    The subtraction, exp, the row sum and the division are each rounded to ``fmt``, so
+    overflow gives inf and inf / inf gives NaN, as the format would; a row whose every exp
+    underflows gives 0 / 0 = NaN. Only rows that are entirely ``-inf`` (fully masked) get
+    zeros, by the core's convention.
+    """
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        masked = np.isneginf(work).all(axis=axis, keepdims=True)
+        if stable:
+            row_max = work.max(axis=axis, keepdims=True)
+            row_max[masked] = 0
+            work -= row_max
+            work = round_to_format(work, fmt)
+        np.exp(work, out=work)
+        work = round_to_format(work, fmt)
+        row_sum = round_to_format(work.sum(axis=axis, keepdims=True), fmt)
+        row_sum[masked] = 1
+        work /= row_sum
+        return round_to_format(work, fmt)
+
+
+def _operand(array: np.ndarray, fmt: np.dtype | None, compute: np.dtype) -> np.ndarray:
+    """``array`` in the ``compute`` dtype, rounded to the format ``fmt`` first when given."""
+    if fmt is None:
+        return array.astype(compute, copy=False)
+    return round_to_format(array, fmt)
+
+
+def softmax(
+    x: np.typing.ArrayLike,
+    axis: int = -1,
+    *,
+    stable: bool = True,
+    dtype: DTypeLike | None = None,
+) -> np.ndarray:
     """Numerically stable softmax of ``x`` along ``axis``.
 
     The row maximum is subtracted before exponentiating, so any finite input (logits of
@@ -34,9 +76,15 @@ def softmax(x: np.typing.ArrayLike, axis: int = -1) -> np.ndarray:
     and a row that is entirely ``-inf`` gives all zeros rather than NaN. Float32 input stays
     float32; anything else is computed in float64.
 
+    ``dtype`` (float64, float32, float16 or bfloat16, as a name, type or dtype) rounds ``x``
+    to that format and computes exp, the sum and the division in it, returning that dtype;
+    ``stable=False`` is the textbook exp(x) / Σ exp(x) without the max subtraction. Either
+    way overflow is not hidden: a logit above :func:`~sdpa_core.exp_overflow_threshold` gives
+    inf, inf / inf gives NaN, and those are returned as they are, without warnings.
+
     Raises:
         ValueError: if ``x`` holds NaN or ``+inf``, ``axis`` is not an integer, is out of
-            range or names an empty axis.
+            range or names an empty axis, or ``dtype`` is not one of the four formats.
     """
     array = as_float_array("x", x)
     if array.ndim == 0:
@@ -53,7 +101,14 @@ def softmax(x: np.typing.ArrayLike, axis: int = -1) -> np.ndarray:
         raise ValueError(
             "x contains +inf: softmax needs finite logits or -inf for excluded entries"
         )
-    return _softmax_inplace(array.copy(), axis)
+    if dtype is None and stable:
+        return _softmax_inplace(array.copy(), axis)
+    fmt = array.dtype if dtype is None else resolve_dtype(dtype)
+    # Logits beyond the format's range become ±inf, as storing them in it would.
+    work = round_to_format(array, fmt)
+    if work is array:
+        work = work.copy()
+    return _softmax_in_format(work, axis, stable=stable, fmt=fmt).astype(fmt, copy=False)
 
 
 def causal_mask(n_q: int, n_k: int) -> np.ndarray:
@@ -144,17 +199,29 @@ def _logits(
     temperature: float,
     mask: MaskLike,
     bias: np.typing.ArrayLike | None,
+    fmt: np.dtype | None = None,
 ) -> np.ndarray:
+    """The logits in q's dtype, or rounded to ``fmt`` after the matmul when it is given.
+
+    Without ``fmt`` overflow raises; with it, it gives ±inf or NaN as the format would.
+    """
     d_k = q.shape[-1]
     factor = (1.0 / math.sqrt(d_k) if scale is None else finite_real("scale", scale)) / (
         positive_finite("temperature", temperature)
     )
-    # Overflow is detected just below and reported as a ValueError, so NumPy's warning is noise.
-    with np.errstate(over="ignore"):
+    # Overflow is either reported as a ValueError just below or the intended result (fmt),
+    # so NumPy's warning is noise.
+    with np.errstate(over="ignore", invalid="ignore"):
         scores = np.matmul(q, np.swapaxes(k, -1, -2))
-        if factor != 1.0:
-            scores *= scores.dtype.type(factor)
-    if not np.isfinite(scores).all():
+        if fmt is None:
+            if factor != 1.0:
+                scores *= scores.dtype.type(factor)
+        else:
+            scores = round_to_format(scores, fmt)
+            if factor != 1.0:
+                scores *= round_to_format(np.array(factor), fmt)
+                scores = round_to_format(scores, fmt)
+    if fmt is None and not np.isfinite(scores).all():
         raise ValueError(
             "the scores overflowed to infinity: q, k or the scale are too large for their dtype"
         )
@@ -169,9 +236,11 @@ def _logits(
                 f"bias of shape {bias_arr.shape} does not broadcast to the scores' shape "
                 f"{scores.shape}"
             ) from None
-        with np.errstate(over="ignore"):
-            scores = scores + bias_arr.astype(scores.dtype, copy=False)
-        if np.isposinf(scores).any():
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = scores + _operand(bias_arr, fmt, scores.dtype)
+            if fmt is not None:
+                scores = round_to_format(scores, fmt)
+        if fmt is None and np.isposinf(scores).any():
             raise ValueError("scores + bias overflowed to +inf: the bias is too large")
     resolved = _resolve_mask(mask, scores.shape)
     if resolved is not None:
@@ -192,6 +261,8 @@ def attention(
     temperature: float = 1.0,
     mask: MaskLike = None,
     bias: np.typing.ArrayLike | None = None,
+    dtype: DTypeLike | None = None,
+    stable: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Scaled dot-product attention; returns ``(output, weights)``.
 
@@ -206,29 +277,47 @@ def attention(
         mask: boolean array broadcastable to (..., n_q, n_k), True meaning "may attend"
             (PyTorch's convention), or ``"causal"`` (query i sees keys j ≤ i, top-left).
         bias: additive logits broadcastable to (..., n_q, n_k); ``-inf`` excludes a key.
+        dtype: ``None``, or the format to compute in: float64, float32, float16 or bfloat16
+            (a name, type or dtype). q, k, v and every intermediate are rounded to it; the
+            two matrix products accumulate in float32 for the 16-bit formats, as GPU matrix
+            units do. Both results are returned in it.
+        stable: subtract each row's maximum before exponentiating (default); ``False`` is
+            the textbook softmax, which overflows once a logit's exp exceeds the format.
 
     A query whose every key is masked gets all-zero weights and a zero output (PyTorch
-    would give NaN). Float32 inputs compute in float32, anything else in float64.
+    would give NaN). With ``dtype=None``, float32 inputs compute in float32, anything else
+    in float64, and overflow in the scores raises; with a ``dtype`` it gives inf or NaN, as
+    that format would, without warnings.
 
     Raises:
         ValueError: on mismatched shapes, no keys, NaN or infinite q, k or v, a temperature
             that is ≤ 0 or not finite, a non-finite scale, a mask of the wrong shape or dtype,
-            a bias with NaN or +inf, or overflow.
+            a bias with NaN or +inf, an unknown ``dtype``, or (``dtype=None``) overflow.
     """
     q_arr = as_float_array("q", q, finite=True)
     k_arr = as_float_array("k", k, finite=True)
     # An infinite value would leak into the output as inf, or as NaN where its weight is 0.
     v_arr = as_float_array("v", v, finite=True)
     _check_shapes(q_arr, k_arr, v_arr)
-    dtype = np.result_type(q_arr, k_arr, v_arr)
+    fmt = None if dtype is None else resolve_dtype(dtype)
+    compute = np.result_type(q_arr, k_arr, v_arr) if fmt is None else accumulator_dtype(fmt)
     scores = _logits(
-        q_arr.astype(dtype, copy=False),
-        k_arr.astype(dtype, copy=False),
+        _operand(q_arr, fmt, compute),
+        _operand(k_arr, fmt, compute),
         scale,
         temperature,
         mask,
         bias,
+        fmt,
     )
-    weights = _softmax_inplace(scores, axis=-1)
-    output = np.matmul(weights, v_arr.astype(weights.dtype, copy=False))
-    return output, weights
+    v_compute = _operand(v_arr, fmt, compute)
+    if fmt is None:
+        if stable:
+            weights = _softmax_inplace(scores, axis=-1)
+        else:
+            weights = _softmax_in_format(scores, -1, stable=False, fmt=compute)
+        return np.matmul(weights, v_compute), weights
+    weights = _softmax_in_format(scores, -1, stable=stable, fmt=fmt)
+    with np.errstate(over="ignore", invalid="ignore"):
+        output = np.matmul(weights, v_compute)
+    return output.astype(fmt, copy=False), weights.astype(fmt, copy=False)

@@ -11,13 +11,14 @@ Two kinds of sampling live here:
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from functools import lru_cache
 
 import numpy as np
 
-from sdpa_core.validation import positive_int
+from sdpa_core.validation import positive_int, qk_law
 
 QK_BLOCK = 64
 """Side of the square blocks Q and K pools are generated in (tokens × dimensions)."""
@@ -36,10 +37,32 @@ def _seed(seed: object) -> int:
     return positive_int("seed", seed, minimum=0)
 
 
+def _is_lesson_law(sigma_q: float, sigma_k: float, rho: float) -> bool:
+    """Whether (σ_q, σ_k, ρ) is the lesson's law: unit variances, no correlation."""
+    return sigma_q == 1.0 and sigma_k == 1.0 and rho == 0.0
+
+
+def _correlate(
+    q: np.ndarray, k: np.ndarray, sigma_q: float, sigma_k: float, rho: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Standard-normal q, k mapped to q' = σ_q·q, k' = σ_k·(ρ·q + √(1−ρ²)·k) (new arrays)."""
+    q_out = q * sigma_q
+    k_out = k * (sigma_k * math.sqrt((1.0 - rho) * (1.0 + rho)))
+    if rho != 0.0:
+        k_out += q * (sigma_k * rho)
+    return q_out, k_out
+
+
 def sample_dot_products(
-    d_k: int, n_pairs: int = 10_000, rng: np.random.Generator | None = None
+    d_k: int,
+    n_pairs: int = 10_000,
+    rng: np.random.Generator | None = None,
+    *,
+    sigma_q: float = 1.0,
+    sigma_k: float = 1.0,
+    rho: float = 0.0,
 ) -> np.ndarray:
-    """Draw ``n_pairs`` independent standard-normal (q, k) pairs of dimension ``d_k``; return q·k.
+    """Draw ``n_pairs`` independent (q, k) pairs of dimension ``d_k``; return q·k.
 
     This is the lesson's experiment, draw for draw: ``q, k = rng.normal(size=(2, n_pairs,
     d_k))``. The result has mean ≈ 0 and standard deviation ≈ √d_k. With
@@ -47,14 +70,24 @@ def sample_dot_products(
     generator gives standard deviations that round to 2.0 and 32.0 (1.0 and 1.0 once divided
     by √d_k).
 
+    ``sigma_q``, ``sigma_k`` and ``rho`` relax the lesson's assumptions: the same draw is
+    mapped to q' = σ_q·q and k' = σ_k·(ρ·q + √(1−ρ²)·k), so each (q'_i, k'_i) has those
+    standard deviations and correlation ρ (see :func:`sdpa_core.dot_product_moments`). The
+    generator is consumed identically whatever they are, and the defaults give exactly the
+    lesson's values.
+
     Raises:
-        ValueError: if ``d_k`` or ``n_pairs`` is not an integer ≥ 1.
+        ValueError: if ``d_k`` or ``n_pairs`` is not an integer ≥ 1, a sigma is not a
+            positive finite number or ``rho`` is not in [-1, 1].
     """
     d_k = positive_int("d_k", d_k)
     n_pairs = positive_int("n_pairs", n_pairs)
+    law = qk_law(sigma_q, sigma_k, rho)
     if rng is None:
         rng = np.random.default_rng()
     q, k = rng.normal(size=(2, n_pairs, d_k))
+    if not _is_lesson_law(*law):
+        q, k = _correlate(q, k, *law)
     return (q * k).sum(axis=1)
 
 
@@ -103,8 +136,16 @@ class _QKPools:
 _QK_POOLS = _QKPools(QK_POOL_SEEDS)
 
 
-def sample_qk(n: int, d_k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Nested, deterministic standard-normal queries and keys, each of shape (n, d_k).
+def sample_qk(
+    n: int,
+    d_k: int,
+    seed: int = 0,
+    *,
+    sigma_q: float = 1.0,
+    sigma_k: float = 1.0,
+    rho: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Nested, deterministic normal queries and keys, each of shape (n, d_k).
 
     Entry (i, j) of Q (and of K) depends only on the seed, i and j: increasing ``d_k`` adds
     dimensions to the same tokens, increasing ``n`` adds tokens, so a slider move never
@@ -116,13 +157,27 @@ def sample_qk(n: int, d_k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     × n × d_k, that is 16 MiB per seed at n = d_k = 1024. At most :data:`QK_POOL_SEEDS`
     seeds are kept (least recently used dropped): 64 MiB in all at that size.
 
+    With the defaults the entries are standard normal. Other ``sigma_q``, ``sigma_k`` or
+    ``rho`` map the same pools to Q' = σ_q·Q and K' = σ_k·(ρ·Q + √(1−ρ²)·K), entry by
+    entry: each (q'_ij, k'_ij) then has standard deviations σ_q, σ_k and correlation ρ, and
+    a move of any of the three is a rescale of what is on screen, never a resample. Those
+    are new read-only arrays of the same shape; the defaults return the pools' views.
+
     Raises:
-        ValueError: if ``n`` or ``d_k`` is not an integer ≥ 1, or ``seed`` not one ≥ 0.
+        ValueError: if ``n`` or ``d_k`` is not an integer ≥ 1, ``seed`` not one ≥ 0, a
+            sigma is not a positive finite number or ``rho`` is not in [-1, 1].
     """
     n = positive_int("n", n)
     d_k = positive_int("d_k", d_k)
+    law = qk_law(sigma_q, sigma_k, rho)
     q_pool, k_pool = _QK_POOLS.get(_seed(seed), n, d_k)
-    return q_pool[:n, :d_k], k_pool[:n, :d_k]
+    q, k = q_pool[:n, :d_k], k_pool[:n, :d_k]
+    if _is_lesson_law(*law):
+        return q, k
+    q, k = _correlate(q, k, *law)
+    q.flags.writeable = False
+    k.flags.writeable = False
+    return q, k
 
 
 @lru_cache(maxsize=16)
@@ -145,19 +200,42 @@ def sample_values(n: int, d_v: int, seed: int = 0) -> np.ndarray:
     return _values(positive_int("n", n), positive_int("d_v", d_v), _seed(seed))
 
 
+def _prefix_table(products: np.ndarray) -> np.ndarray:
+    """Read-only float32 table whose row d-1 sums ``products`` over its first d columns.
+
+    Overwrites ``products``. Row-major per d_k, so each d_k is one contiguous row.
+    """
+    np.cumsum(products, axis=1, out=products)
+    table = products.T.astype(np.float32, order="C")
+    table.flags.writeable = False
+    return table
+
+
 @lru_cache(maxsize=2)
 def _dot_product_table(seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     q, k = rng.normal(size=(2, DOT_POOL_PAIRS, DOT_POOL_MAX_D))
     np.multiply(q, k, out=q)
     del k
-    # Row d-1 holds the dot products over the first d dimensions: contiguous per d_k.
-    table = np.cumsum(q, axis=1).T.astype(np.float32, order="C")
-    table.flags.writeable = False
-    return table
+    return _prefix_table(q)
 
 
-def dot_product_pool(d_k: int, seed: int = 0) -> np.ndarray:
+@lru_cache(maxsize=2)
+def _square_norm_table(seed: int) -> np.ndarray:
+    # The first half of the lesson's draw is q: the same stream, without drawing k.
+    q = np.random.default_rng(seed).normal(size=(DOT_POOL_PAIRS, DOT_POOL_MAX_D))
+    np.square(q, out=q)
+    return _prefix_table(q)
+
+
+def dot_product_pool(
+    d_k: int,
+    seed: int = 0,
+    *,
+    sigma_q: float = 1.0,
+    sigma_k: float = 1.0,
+    rho: float = 0.0,
+) -> np.ndarray:
     """The raw dot products of 10,000 fixed (q, k) pairs over their first ``d_k`` dimensions.
 
     The pairs are the lesson's draw ``q, k = default_rng(seed).normal(size=(2, 10_000,
@@ -167,13 +245,33 @@ def dot_product_pool(d_k: int, seed: int = 0) -> np.ndarray:
     precision). With seed 0 the standard deviation rounds to 2.0 at d_k = 4 and 32.0 at
     d_k = 1024, the lesson's numbers.
 
-    The table is float32, 1024 × 10,000 × 4 bytes = 39 MiB per seed; the two most recently
-    used seeds are kept. The returned array is a read-only float32 view.
+    ``sigma_q``, ``sigma_k`` and ``rho`` give the dot products of the same pairs mapped as
+    in :func:`sample_dot_products`: q'·k' = σ_q·σ_k·(ρ·q·q + √(1−ρ²)·q·k), a lookup in the
+    q·k table (and, for ρ ≠ 0, in a second table of prefix sums of q·q) and a rescale. The
+    values equal ``sample_dot_products(d_k, 10_000, default_rng(seed), sigma_q=…,
+    sigma_k=…, rho=…)`` at d_k = 1024, to float32 precision.
+
+    Each table is float32, 1024 × 10,000 × 4 bytes = 39 MiB per seed, built on first use;
+    the two most recently used seeds are kept. With the defaults the result is a read-only
+    float32 view of the q·k table; otherwise a new read-only float32 array.
 
     Raises:
-        ValueError: if ``d_k`` is not an integer in [1, 1024] or ``seed`` not one ≥ 0.
+        ValueError: if ``d_k`` is not an integer in [1, 1024], ``seed`` not one ≥ 0, a
+            sigma is not a positive finite number or ``rho`` is not in [-1, 1].
     """
     d_k = positive_int("d_k", d_k)
     if d_k > DOT_POOL_MAX_D:
         raise ValueError(f"d_k must be ≤ {DOT_POOL_MAX_D} for the dot-product pool: got {d_k}")
-    return _dot_product_table(_seed(seed))[d_k - 1]
+    seed = _seed(seed)
+    sigma_q, sigma_k, rho = qk_law(sigma_q, sigma_k, rho)
+    q_dot_k = _dot_product_table(seed)[d_k - 1]
+    if _is_lesson_law(sigma_q, sigma_k, rho):
+        return q_dot_k
+    scale = sigma_q * sigma_k
+    # Combined in float64 and rounded to float32 once.
+    values = q_dot_k.astype(np.float64) * (scale * math.sqrt((1.0 - rho) * (1.0 + rho)))
+    if rho != 0.0:
+        values += _square_norm_table(seed)[d_k - 1] * (scale * rho)
+    values = values.astype(np.float32)
+    values.flags.writeable = False
+    return values

@@ -5,17 +5,22 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
+import ml_dtypes
 import numpy as np
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def as_float_array(name: str, value: object, *, finite: bool = False) -> np.ndarray:
     """Return ``value`` as a float32 or float64 NumPy array, rejecting NaN and non-numeric input.
 
     Float32 and float64 arrays keep their dtype; every other real dtype (integers, booleans,
-    float16, long double) becomes float64, so callers compute in one of the two precisions
-    their docstrings promise. With ``finite=True`` infinite entries are rejected too.
+    float16, bfloat16, long double) becomes float64, so callers compute in one of the two
+    precisions their docstrings promise. With ``finite=True`` infinite entries are rejected too.
     """
     array = np.asarray(value)
+    if array.dtype == _BFLOAT16:
+        array = array.astype(np.float64)
     if array.dtype.kind not in "biuf":
         raise ValueError(f"{name} must be a real numeric array: got dtype {array.dtype}")
     if array.dtype not in (np.float32, np.float64):
@@ -64,3 +69,21 @@ def finite_real(name: str, value: object) -> float:
     if not math.isfinite(number):
         raise ValueError(f"{name} must be a finite number: got {number}")
     return number
+
+
+def correlation(name: str, value: object) -> float:
+    """Return ``value`` as a float if it is a real number in [-1, 1], a valid correlation."""
+    number = finite_real(name, value)
+    if not -1.0 <= number <= 1.0:
+        raise ValueError(f"{name} must be a correlation in [-1, 1]: got {number}")
+    return number
+
+
+def qk_law(sigma_q: object, sigma_k: object, rho: object) -> tuple[float, float, float]:
+    """Check the parameters of the (q_i, k_i) normal law: two positive finite standard
+    deviations and a correlation in [-1, 1]; return them as floats."""
+    return (
+        positive_finite("sigma_q", sigma_q),
+        positive_finite("sigma_k", sigma_k),
+        correlation("rho", rho),
+    )
