@@ -22,6 +22,7 @@ Timings depend on the machine and on its load; this is a report, not a gate (exi
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -184,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     lrs = tuple(float(lr) for lr in args.lrs.split(","))
 
     print(machine_line())
+    # BLAS spreads the products over both cores: a busy neighbour inflates every figure.
+    print("Load average at start: " + ", ".join(f"{load:.2f}" for load in os.getloadavg()))
     print()
     backward_table(args.repeats, args.min_time)
     run_table(args.repeats, args.optimizer, lrs[len(lrs) // 2])

@@ -1,7 +1,8 @@
 """The backward pass of scaled dot-product attention: exact gradients for training runs.
 
-With ``P = softmax(S)``, ``S = (q @ kᵀ) * factor + bias`` and ``O = P @ v``, the chain rule
-through the softmax Jacobian ``diag(p) − p pᵀ`` of each row gives
+With ``P = softmax(S)``, ``S = (q @ kᵀ) * factor + bias`` (``factor`` = scale / temperature,
+the scale 1/√d_k unless given) and ``O = P @ v``, the chain rule through the softmax Jacobian
+``diag(p) − p pᵀ`` of each row gives
 
 * ``dv = Pᵀ @ dO``
 * ``dS = P ⊙ (dO @ vᵀ − rowsum(P ⊙ (dO @ vᵀ)))``

@@ -3,12 +3,12 @@
 The task is retrieval. A seed fixes a vocabulary of V = 2n symbols with random embeddings of
 norm √d_model. Each example holds ``n`` distinct symbols, its tokens; its query is the
 embedding of one of them, the target, and the model must return the target's value, from a
-table of random values drawn afresh for every batch (so values are retrieved, never
-memorised). The model is one attention head: ``q = x_query W_q``, ``k_j = x_j W_k``, output
-``softmax(q·k_j · scale / temperature) @ v`` over the example's tokens, and the loss is the
-squared error between that output and the target's value. Only ``W_q`` and ``W_k`` learn, so
-every gradient passes through the softmax Jacobian
-(:func:`sdpa_core.backward.attention_backward`), as it does in a transformer.
+table of random values that the examples of a batch share and that is drawn afresh for every
+batch (so values are retrieved, never memorised). The model is one attention head:
+``q = x_query W_q``, ``k_j = x_j W_k``, output ``softmax(q·k_j · scale / temperature) @ v``
+over the example's tokens, and the loss is the squared error between that output and the
+target's value. Only ``W_q`` and ``W_k`` learn, so every gradient passes through the softmax
+Jacobian (:func:`sdpa_core.backward.attention_backward`), as it does in a transformer.
 
 With the standard initialisation (q and k components of unit variance) the raw scores q·k
 have variance d_k: scaled by 1/√d_k the softmax starts soft at every d_k; unscaled, at large
@@ -164,7 +164,8 @@ class _Batches:
             (self.vocabulary, d_model)
         )
         # Every embedding has norm √d_model: unit variance per component, and a token is
-        # more similar to itself than to any other, so exact retrieval is possible at any d_k.
+        # more similar to itself than to any other, so W_q = W_k ∝ identity (d_k ≥ d_model)
+        # would retrieve every target; a smaller d_k must find a low-rank way.
         embeddings *= math.sqrt(d_model) / np.linalg.norm(embeddings, axis=1, keepdims=True)
         self.embeddings = embeddings
         self.rng = np.random.default_rng([seed, _DATA_STREAM])
