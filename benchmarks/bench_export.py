@@ -22,6 +22,7 @@ from typing import Any
 
 from playwright.sync_api import sync_playwright
 
+from app.controls_spec import CONTROL_BY_NAME
 from app.export import export_html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -71,10 +72,16 @@ def _measure(browser: Any, path: Path, n: int, repeats: int) -> dict[str, list[f
     ready = page.evaluate("performance.now()")
     page.evaluate(TIMING_HOOK)
     steps = page.evaluate("SdpaExport.config.data.d_values.length") - 1
-    d_k = _press(page, "d_k (key dimension)", ["ArrowRight"] * steps + ["ArrowLeft"] * steps)
-    temperature = _press(page, "temperature", ["ArrowRight", "ArrowLeft"] * repeats)
+    # A slider's accessible name is its label in app/controls_spec.py.
+    d_k, temperature = (CONTROL_BY_NAME[name].label for name in ("d_k", "temperature"))
+    d_k_samples = _press(page, d_k, ["ArrowRight"] * steps + ["ArrowLeft"] * steps)
+    temperature_samples = _press(page, temperature, ["ArrowRight", "ArrowLeft"] * repeats)
     page.close()
-    return {"load → ready": [ready], "d_k slider": d_k, "temperature slider": temperature}
+    return {
+        "load → ready": [ready],
+        "d_k slider": d_k_samples,
+        "temperature slider": temperature_samples,
+    }
 
 
 def main() -> None:

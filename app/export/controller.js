@@ -4,7 +4,12 @@
  * A control change flows one way, as in the served app: widget → state → recompute only the
  * parts that depend on what changed (window.SdpaKernel) → update the Bokeh sources, ranges,
  * titles and readouts in place. Bokeh CustomJS callbacks call in through window.SdpaExport:
- * `start(models)` once the document is ready, `onWidget(name, model)` on every change.
+ * `start(models, widgets)` once the document is ready, `onWidget(name, model)` on every
+ * change.
+ *
+ * The controls (names, labels, kinds, widgets, slider grids, URL formats), the recompute
+ * graph, the URL order and the readout thresholds all come from the page's config, which
+ * app/export/page.py builds from app/controls_spec.py: this script names no control.
  */
 (function (root) {
   "use strict";
@@ -15,23 +20,25 @@
 
   const CONFIG = JSON.parse(document.getElementById("sdpa-export-config").textContent);
   const DATA = CONFIG.data;
-  const VIEW_NAMES = Object.keys(CONFIG.views);
-  const GRIDS = { d_k: DATA.d_values, n: DATA.n_values, temperature: CONFIG.temperature_grid };
+  /** The controls the page offers (app.controls_spec.page_spec), in the spec's order. */
+  const CONTROLS = CONFIG.controls;
+  const CONTROL = Object.fromEntries(CONTROLS.map((control) => [control.name, control]));
+  const SLIDERS = CONTROLS.filter((control) => control.widget === "slider");
   const URL_ORDER = CONFIG.url_names;
-  /** The controls the page shows and the seed it keeps: what a preset is compared on. */
-  const PAGE_NAMES = [...Object.keys(CONFIG.defaults), "seed"];
-
-  // Each derived part → the controls it depends on (app.model.INPUTS without the seed,
-  // which an exported page fixes).
-  const INPUTS = {
-    scores: ["n", "d_k", "causal"],
-    weights: ["n", "d_k", "causal", "scaled", "temperature"],
-    histograms: ["d_k"],
-    view: ["view"],
-  };
+  /** The controls the page shows and those it keeps fixed: what a preset is compared on. */
+  const PAGE_NAMES = CONFIG.limits.controls;
+  /** Each model part the page draws → the controls it depends on (app.model.INPUTS). */
+  const INPUTS = CONFIG.inputs;
+  /** The parts' names in app.controls_spec, by the names this script gives them. */
+  const PART = CONFIG.parts;
 
   function ndarray(values, n) {
     return root.Bokeh.require("core/util/ndarray").ndarray(values, { shape: [n, n] });
+  }
+
+  /** A value as the served widget shows it: "%g" for a number, a whole number as is. */
+  function shownValue(control, value) {
+    return control.kind === "number" ? T.formatGeneral(value, 6) : String(value);
   }
 
   /** How the served app writes a control value into the URL (app.query.format_query_value). */
@@ -39,12 +46,60 @@
     if (typeof value === "boolean") {
       return value ? "true" : "false";
     }
-    return name === "temperature" ? T.formatGeneral(value, 6) : String(value);
+    return CONTROL[name]?.url_format === "general" ? T.formatGeneral(value, 6) : String(value);
   }
 
+  /** The value a slider shows at position `index`: the exact `value` if it sits there. */
+  function sliderValue(control, index, value) {
+    const position = Math.round(index);
+    return K.nearestIndex(control.grid, value) === position ? value : control.grid[position];
+  }
+
+  /**
+   * What each widget kind (a control's `widget` in the spec) does: `show` puts the Bokeh
+   * widget where `value` is, `read` returns the value it shows, or undefined when it still
+   * shows `value` (a slider at the position nearest an exact value a link set).
+   */
+  const WIDGETS = {
+    slider: {
+      show(widget, control, value) {
+        const index = K.nearestIndex(control.grid, value);
+        if (widget.value === index) {
+          // Same position, maybe an exact value off the grid: redraw the shown value.
+          widget.show_value = false;
+          widget.show_value = true;
+        } else {
+          widget.value = index;
+        }
+      },
+      read(widget, control, value) {
+        const index = Math.round(widget.value);
+        return K.nearestIndex(control.grid, value) === index ? undefined : control.grid[index];
+      },
+    },
+    switch: {
+      show(widget, control, value) {
+        widget.active = value ? [0] : [];
+      },
+      read(widget) {
+        return widget.active.includes(0);
+      },
+    },
+    buttons: {
+      show(widget, control, value) {
+        widget.active = Object.keys(control.choices).indexOf(value);
+      },
+      read(widget, control) {
+        return Object.keys(control.choices)[widget.active];
+      },
+    },
+  };
+
   class ExportPage {
-    constructor(models) {
+    constructor(models, widgets) {
       this.models = models;
+      /** The controls' Bokeh widgets, by control name. */
+      this.widgets = widgets;
       // Plain HTML in the page, outside Bokeh (see views.py).
       this.readouts = document.getElementById("sdpa-readouts");
       // Float64 copies: the inner product loop then reads doubles without converting.
@@ -52,7 +107,11 @@
       this.k = Float64Array.from(K.float32FromBase64(DATA.k));
       this.dot = K.float32FromBase64(DATA.dot);
       this.raw = new Map();
-      this.state = { ...CONFIG.defaults, seed: DATA.seed, preset: "" };
+      this.state = {
+        ...Object.fromEntries(CONTROLS.map((control) => [control.name, control.default])),
+        ...CONFIG.limits.fixed,
+        preset: "",
+      };
       /** The preset's values as the page shows them, while the controls still have them. */
       this.scene = {};
       this.frames = {};
@@ -90,13 +149,13 @@
     compute(parts) {
       const { d_k: d, n, causal, scaled, temperature } = this.state;
       const raw = this.rawScores(d);
-      if (parts.has("scores")) {
+      if (parts.has(PART.scores)) {
         this.frames.scores = K.scoreImages(raw, DATA.n_max, n, d, causal);
       }
-      if (parts.has("weights")) {
+      if (parts.has(PART.weights)) {
         this.frames.weights = K.weightsFrame(raw, DATA.n_max, n, d, scaled, temperature, causal);
       }
-      if (parts.has("histograms")) {
+      if (parts.has(PART.histograms)) {
         const { bins, half_width: halfWidth, curve_points: points } = CONFIG.histogram;
         const values = this.dotProducts(d);
         this.frames.raw = K.histogramFrame(values, d, bins, halfWidth, points);
@@ -108,12 +167,12 @@
     render(parts) {
       const m = this.models;
       const { n, d_k: d, view } = this.state;
-      if (parts.has("scores") || parts.has("view")) {
+      if (parts.has(PART.scores) || parts.has(PART.view)) {
         this.renderView(view);
       }
       // The glyph draws the "shown" column (see views.py): a view change is a data change,
       // the one change BokehJS always maps to new colours.
-      if (["scores", "weights", "view"].some((part) => parts.has(part))) {
+      if ([PART.scores, PART.weights, PART.view].some((part) => parts.has(part))) {
         const { scores, weights } = this.frames;
         const images = {
           raw: [ndarray(scores.rawImage, n)],
@@ -129,18 +188,20 @@
           dh: [n],
         };
       }
-      if (parts.has("scores")) {
+      if (parts.has(PART.scores)) {
         this.renderRanges(n);
       }
-      if (parts.has("histograms")) {
-        const titles = T.histogramTitles(d);
-        this.renderHistogram("raw", this.frames.raw, titles.raw, titles.rawCurve);
-        this.renderHistogram("scaled", this.frames.scaled, titles.scaled, titles.scaledCurve);
+      if (parts.has(PART.histograms)) {
+        // The raw and the scaled histogram: frames, models and words by the same name.
+        for (const [which, words] of Object.entries(T.histogramTitles(d))) {
+          this.renderHistogram(which, this.frames[which], words.title, words.curve);
+        }
       }
-      if (parts.has("weights") || parts.has("histograms")) {
+      if (parts.has(PART.weights) || parts.has(PART.histograms)) {
         const { raw, scaled, weights } = this.frames;
-        // Markup built from numbers and fixed words only (text.js), never from the URL.
-        this.readouts.innerHTML = T.readoutsHtml(d, raw, scaled, weights, CONFIG.one_hot_threshold);
+        // Markup built from numbers and fixed words only (text.js), never from the URL; the
+        // thresholds are the config's (app.controls_spec).
+        this.readouts.innerHTML = T.readoutsHtml(d, raw, scaled, weights, CONFIG);
       }
     }
 
@@ -237,21 +298,10 @@
 
     /** Put every widget where the state is (onWidget then finds nothing new in it). */
     syncWidgets() {
-      const m = this.models;
-      for (const name of ["d_k", "temperature", "n"]) {
-        const slider = m[`${name}_slider`];
-        const index = K.nearestIndex(GRIDS[name], this.state[name]);
-        if (slider.value === index) {
-          // Same position, maybe an exact value off the grid: redraw the shown value.
-          slider.show_value = false;
-          slider.show_value = true;
-        } else {
-          slider.value = index;
-        }
+      for (const control of CONTROLS) {
+        const widget = this.widgets[control.name];
+        WIDGETS[control.widget].show(widget, control, this.state[control.name]);
       }
-      m.scaled_toggle.active = this.state.scaled ? [0] : [];
-      m.causal_toggle.active = this.state.causal ? [0] : [];
-      m.view_buttons.active = VIEW_NAMES.indexOf(this.state.view);
     }
 
     /**
@@ -260,25 +310,17 @@
      * that already shows the state (an exact value off the grid, say) changes nothing.
      */
     onWidget(name, model) {
-      if (name in GRIDS) {
-        const index = Math.round(model.value);
-        if (K.nearestIndex(GRIDS[name], this.state[name]) !== index) {
-          this.set({ [name]: GRIDS[name][index] });
-        }
-      } else if (name === "view") {
-        this.set({ view: VIEW_NAMES[model.active] });
-      } else {
-        this.set({ [name]: model.active.includes(0) });
+      const control = CONTROL[name];
+      const value = WIDGETS[control.widget].read(model, control, this.state[name]);
+      if (value !== undefined) {
+        this.set({ [name]: value });
       }
     }
 
     /** The value a slider shows at `index`: the exact state value if it sits there. */
     sliderLabel(name, index) {
-      const grid = GRIDS[name];
-      const value = K.nearestIndex(grid, this.state[name]) === Math.round(index)
-        ? this.state[name]
-        : grid[Math.round(index)];
-      return name === "temperature" ? T.formatGeneral(value, 6) : String(value);
+      const control = CONTROL[name];
+      return shownValue(control, sliderValue(control, index, this.state[name]));
     }
 
     /** Name the slider handles and say their values (noUiSlider would read out the index). */
@@ -287,8 +329,8 @@
       if (typeof views?.find_one !== "function") {
         return;
       }
-      for (const [name, label] of Object.entries(CONFIG.slider_labels)) {
-        const view = views.find_one(this.models[`${name}_slider`]);
+      for (const { name, label } of SLIDERS) {
+        const view = views.find_one(this.widgets[name]);
         const handle = view?.shadow_el?.querySelector(".noUi-handle");
         if (handle) {
           handle.setAttribute("aria-label", label);
@@ -340,17 +382,11 @@
 
     /** Read the URL, put the widgets there and compute everything once. */
     start() {
-      const limits = {
-        d_values: DATA.d_values,
-        n_max: DATA.n_max,
-        seed: DATA.seed,
-        controls: PAGE_NAMES,
-      };
       const parsed = Q.parseQuery(root.location.search, CONFIG.query);
       const { values, preset, scene, notices } = Q.applyQuery(
         parsed.values,
         CONFIG.presets,
-        limits,
+        CONFIG.limits,
       );
       // Only what the page shows (a link's row is for the served page's lesson).
       for (const name of PAGE_NAMES) {
@@ -377,9 +413,12 @@
   const api = {
     page: null,
     config: CONFIG,
-    /** Called by the document's ready callback with the Bokeh models the page updates. */
-    start(models) {
-      api.page = new ExportPage(models);
+    /**
+     * Called by the document's ready callback with the Bokeh models the page updates and
+     * the controls' widgets, by control name.
+     */
+    start(models, widgets) {
+      api.page = new ExportPage(models, widgets);
       api.page.start();
     },
     onWidget(name, model) {
@@ -389,8 +428,8 @@
       if (api.page) {
         return api.page.sliderLabel(name, index);
       }
-      const value = GRIDS[name][Math.round(index)];
-      return name === "temperature" ? T.formatGeneral(value, 6) : String(value);
+      const control = CONTROL[name];
+      return shownValue(control, control.grid[Math.round(index)]);
     },
     /** The state and readout numbers, for tests and the benchmark. */
     snapshot() {

@@ -105,6 +105,32 @@ def build_export_data(n_max: int, d_max: int, seed: int) -> ExportData:
     )
 
 
+FIXED_CONTROLS = ("seed",)
+"""Controls the samples fix, each to the :class:`ExportData` field of its name: the page
+offers no widget for them, keeps the exported value (a link asking for another gets a
+notice) and writes it into its URL."""
+
+
+def slider_grids(data: ExportData) -> dict[str, list[int]]:
+    """Slider positions of the controls the samples limit, by control name (the others keep
+    their spec's grid): d_k moves over the steps that have dot products, n up to n_max."""
+    return {"d_k": data.d_values, "n": data.n_values}
+
+
+def sample_limits(data: ExportData) -> dict[str, dict]:
+    """What the samples can show, by control name, for query.js to fit a link's values to.
+
+    ``largest``: the largest value carried; ``steps``: the only values carried (d_k: one
+    row of dot products each); ``fixed``: the one value carried (the seed the samples
+    were drawn with).
+    """
+    return {
+        "largest": {"d_k": data.d_max, "n": data.n_max},
+        "steps": {"d_k": data.d_values},
+        "fixed": {name: getattr(data, name) for name in FIXED_CONTROLS},
+    }
+
+
 def encode_float32(array: np.ndarray) -> str:
     """Base64 of the little-endian float32 bytes of ``array`` (what the page decodes)."""
     return base64.b64encode(np.ascontiguousarray(array, dtype="<f4").tobytes()).decode("ascii")

@@ -7,30 +7,42 @@ What the server does in Python after a control change, the page does in JavaScri
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 from bokeh.document import Document
 from bokeh.embed.bundle import Bundle, bundle_for_objs_and_resources
 from bokeh.embed.elements import html_page_for_render_items
 from bokeh.embed.util import standalone_docs_json_and_render_items
-from bokeh.models import CustomJS
+from bokeh.models import CustomJS, Model, Widget
 from bokeh.resources import INLINE
 
 from app.controls_spec import (
-    D_K_DEFAULT,
-    N_DEFAULT,
-    TEMPERATURE_GRID,
-    VIEWS,
+    CONTROL_BY_NAME,
+    HISTOGRAMS,
+    INTRO,
+    SCORES,
+    TITLE,
+    VIEW,
+    WEIGHTS,
     nearest_on_grid,
+    page_spec,
 )
 from app.derived import HISTOGRAM_BINS, HISTOGRAM_HALF_WIDTH
-from app.export.data import ExportData, payload
+from app.export.data import (
+    FIXED_CONTROLS,
+    ExportData,
+    payload,
+    sample_limits,
+    slider_grids,
+)
 from app.export.views import HISTOGRAM_HEADROOM, SHOWN_COLUMN, build_views
-from app.export.widgets import SLIDER_LABELS, build_widgets, controls_column
+from app.export.widgets import OFFLINE_CONTROLS, build_widgets, controls_column
 from app.model import SimulationModel
 from app.presets import PRESETS
-from app.query import query_spec
+from app.query import PARAMETER_NAMES, query_spec
 from app.state import SimulationState
 from app.views.heatmap import (
     COLOUR_BAR_TITLES,
@@ -39,28 +51,39 @@ from app.views.heatmap import (
     VIEW_COLUMNS,
     WEIGHTS_PALETTE,
 )
-from app.views.readouts import ONE_HOT_THRESHOLD, READOUT_CSS
+from app.views.readouts import READOUT_CSS
 
 ASSETS = Path(__file__).resolve().parent
 SCRIPTS = ("kernel.js", "text.js", "query.js", "controller.js")
 """The page's own JavaScript, in load order (each uses the ones before it)."""
 
-TITLE = "Scaled Dot-Product Attention: Score Matrix & √d_k Distribution"
+PAGE_CONTROLS = tuple(control.name for control in OFFLINE_CONTROLS)
+"""The controls an exported page offers (app/controls_spec.py's ``offline`` ones)."""
 
-PAGE_CONTROLS = ("d_k", "temperature", "n", "scaled", "view", "causal")
-"""The controls an exported page offers (the seed is fixed when it is exported)."""
+URL_NAMES = tuple(
+    name
+    for name in PARAMETER_NAMES
+    if name not in CONTROL_BY_NAME or name in PAGE_CONTROLS or name in FIXED_CONTROLS
+)
+"""The query parameters the page writes into its URL, in the served app's order (the preset,
+then the controls in the spec's order): the controls it offers and the seed it keeps. It
+keeps the others (``row``, ``embed``, a course page's own) as they came."""
 
-URL_NAMES = ("preset", *PAGE_CONTROLS, "seed")
-"""The query parameters the page writes into its URL, in the served app's order; it keeps
-the others (``row``, ``embed``, a course page's own) as they came."""
+DRAWN_PARTS = {"scores": SCORES, "weights": WEIGHTS, "histograms": HISTOGRAMS, "view": VIEW}
+"""The model parts the page draws, by the names controller.js uses for them (it has no row
+comparison and no output panel); its recompute graph names only these."""
 
 
 def initial_state(data: ExportData) -> SimulationState:
-    """The served app's default state, moved onto the page's slider positions."""
+    """The served app's default state, moved onto the page's slider positions, with the
+    exported seed."""
+    grids = slider_grids(data)
     return SimulationState(
-        d_k=int(nearest_on_grid(D_K_DEFAULT, data.d_values)),
-        n=int(nearest_on_grid(N_DEFAULT, data.n_values)),
-        seed=data.seed,
+        **{
+            name: nearest_on_grid(CONTROL_BY_NAME[name].default, grid)
+            for name, grid in grids.items()
+        },
+        **sample_limits(data)["fixed"],
     )
 
 
@@ -76,13 +99,32 @@ def presets_spec() -> dict:
     }
 
 
+def page_limits(data: ExportData) -> dict:
+    """What query.js fits a link's values to (:func:`app.export.data.sample_limits`), and
+    ``controls``: what a preset is compared on (the controls offered and those fixed)."""
+    return {**sample_limits(data), "controls": [*PAGE_CONTROLS, *FIXED_CONTROLS]}
+
+
 def page_config(data: ExportData, state: SimulationState, curve_points: int) -> dict:
-    """Everything the page's JavaScript reads at load: samples, grids, bounds and words."""
+    """Everything the page's JavaScript reads at load: the controls, texts and thresholds of
+    app/controls_spec.py, the samples, the URL rules and the figures' words and sizes."""
+    spec = page_spec(offline_only=True)
+    grids = slider_grids(data)
     return {
+        **spec,
+        # The spec's offline controls, each with the page's slider positions and first value.
+        "controls": [
+            {
+                **control,
+                "grid": grids.get(control["name"], control["grid"]),
+                "default": getattr(state, control["name"]),
+            }
+            for control in spec["controls"]
+        ],
+        "inputs": {part: spec["inputs"].get(part, []) for part in DRAWN_PARTS.values()},
+        "parts": DRAWN_PARTS,
         "data": payload(data),
-        "defaults": {name: getattr(state, name) for name in PAGE_CONTROLS},
-        "temperature_grid": TEMPERATURE_GRID,
-        "views": VIEWS,
+        "limits": page_limits(data),
         "query": query_spec(),
         "presets": presets_spec(),
         "url_names": list(URL_NAMES),
@@ -100,9 +142,22 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
             "curve_points": curve_points,
             "headroom": HISTOGRAM_HEADROOM,
         },
-        "one_hot_threshold": ONE_HOT_THRESHOLD,
-        "slider_labels": SLIDER_LABELS,
     }
+
+
+def intro_html(text: str = INTRO) -> str:
+    """The spec's intro paragraph as HTML: its text escaped, ``**bold**`` as ``<strong>``
+    (the only Markdown it uses), as the served page's Markdown pane shows it."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(text, quote=False))
+
+
+def _start_callback(models: dict[str, Model], widgets: dict[str, Widget]) -> CustomJS:
+    """The document's ready callback: hands the page's script its models and its widgets
+    (by control name; as arguments they take a prefix, apart from the models' names)."""
+    args = {**models, **{f"widget_{name}": widget for name, widget in widgets.items()}}
+    views = ", ".join(models)
+    controls = ", ".join(f"{name}: widget_{name}" for name in widgets)
+    return CustomJS(args=args, code=f"SdpaExport.start({{{views}}}, {{{controls}}});")
 
 
 def build_document(data: ExportData) -> tuple[Document, dict, str]:
@@ -111,16 +166,12 @@ def build_document(data: ExportData) -> tuple[Document, dict, str]:
     state = initial_state(data)
     model = SimulationModel(state)
     views = build_views(model)
-    widgets = build_widgets(state, data.d_values, data.n_values)
+    widgets = build_widgets(state.param.values(), slider_grids(data))
     document = Document(title=TITLE)
     # The template places each root by its name (page.html.jinja).
     for root in (controls_column(widgets), *views.roots.values()):
         document.add_root(root)
-    models = {**views.models, **widgets}
-    names = ", ".join(models)
-    document.js_on_event(
-        "document_ready", CustomJS(args=models, code=f"SdpaExport.start({{{names}}});")
-    )
+    document.js_on_event("document_ready", _start_callback(views.models, widgets))
     config = page_config(data, state, curve_points=len(model.raw_histogram.curve_x))
     return document, config, views.readouts
 
@@ -159,7 +210,8 @@ def render_html(data: ExportData) -> str:
             "sdpa_readouts": readouts,
             "sdpa_config": _script_safe(json.dumps(config, separators=(",", ":"))),
             "sdpa_scripts": scripts,
-            "sdpa_title": TITLE,
+            "sdpa_title": html.escape(TITLE),
+            "sdpa_intro": intro_html(),
             "sdpa_limits": {
                 "n_max": data.n_max,
                 "d_max": data.d_max,

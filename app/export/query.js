@@ -5,7 +5,8 @@
  * true/false words, the length limit, and this Python's Unicode decimal digits and spaces),
  * with the same notice wording. Then a preset is applied as SimulationState.apply_query
  * applies it, and the values are fitted to an exported page (its largest n and d_k, its
- * d_k steps and its fixed seed). The URL the page writes keeps every parameter it does not
+ * d_k steps and its fixed seed, handed over as data by app/export/page.py). No control is
+ * named here. The URL the page writes keeps every parameter it does not
  * write byte for byte (app.query.compose_search). A value is never echoed except as a
  * short excerpt of letters, digits and ".+-_?". In the page it is window.SdpaQuery; under
  * Node, module.exports.
@@ -218,42 +219,42 @@
     return { values, notices };
   }
 
+  /** A number as a notice writes it: a whole number in full, others as Python's "%g". */
+  function shown(value) {
+    return Number.isInteger(value) ? String(value) : g(value);
+  }
+
   /**
-   * What an exported page can show of a valid value: its d_k steps up to its largest d_k,
-   * n up to its largest n, and only the seed it was exported with. Adds a notice for each
-   * change. `limits` is {d_values, n_max, seed}.
+   * What an exported page can show of a valid value of control `name`, from `limits` (the
+   * page's config, app.export.page.page_limits: by control name, the `largest` value the
+   * page carries, the only `steps` it carries, the one value it keeps `fixed`). Adds a
+   * notice for each change.
    */
   function fitToPage(name, value, limits, notices) {
-    if (name === "d_k") {
-      const largest = limits.d_values[limits.d_values.length - 1];
-      if (value > largest) {
-        notices.push(
-          `d_k = ${value} is above ${largest}, the largest d_k this offline page carries; ` +
-            `using ${largest}.`,
-        );
-        return largest;
-      }
-      if (!limits.d_values.includes(value)) {
-        const nearest = limits.d_values[kernel.nearestIndex(limits.d_values, value)];
-        notices.push(
-          `d_k = ${value} is not one of this offline page's d_k steps; using ${nearest}.`,
-        );
-        return nearest;
-      }
-    }
-    if (name === "n" && value > limits.n_max) {
+    const largest = limits.largest?.[name];
+    if (largest !== undefined && value > largest) {
       notices.push(
-        `n = ${value} is above ${limits.n_max}, the largest n this offline page carries; ` +
-          `using ${limits.n_max}.`,
+        `${name} = ${shown(value)} is above ${shown(largest)}, the largest ${name} this ` +
+          `offline page carries; using ${shown(largest)}.`,
       );
-      return limits.n_max;
+      return largest;
     }
-    if (name === "seed" && value !== limits.seed) {
+    const steps = limits.steps?.[name];
+    if (steps !== undefined && !steps.includes(value)) {
+      const nearest = steps[kernel.nearestIndex(steps, value)];
       notices.push(
-        `seed = ${value}: this offline page was exported with seed ${limits.seed}, ` +
-          "so it keeps that one.",
+        `${name} = ${shown(value)} is not one of this offline page's ${name} steps; ` +
+          `using ${shown(nearest)}.`,
       );
-      return limits.seed;
+      return nearest;
+    }
+    const fixed = limits.fixed?.[name];
+    if (fixed !== undefined && value !== fixed) {
+      notices.push(
+        `${name} = ${shown(value)}: this offline page was exported with ${name} ` +
+          `${shown(fixed)}, so it keeps that one.`,
+      );
+      return fixed;
     }
     return value;
   }
@@ -272,10 +273,10 @@
   /**
    * The controls a parsed query sets, as SimulationState.apply_query sets them: a preset's
    * values first, the query's own values over them, and the preset kept only while every
-   * control it sets still has its value. With `limits` (an exported page: {d_values,
-   * n_max, seed, controls}), the values are fitted to the page and compared as the page
-   * shows them, on its `limits.controls` only. `presets` maps a preset key to {label,
-   * description, values}. Returns {values, preset, scene, notices}: `scene` the preset's
+   * control it sets still has its value. With `limits` (an exported page's: see fitToPage,
+   * and `controls`, the names it offers or fixes), the values are fitted to the page and
+   * compared as the page shows them, on its `limits.controls` only. `presets` maps a preset
+   * key to {label, description, values}. Returns {values, preset, scene, notices}: `scene` the preset's
    * values as the page shows them, `notices` one for each value the page changed.
    */
   function applyQuery(values, presets, limits = null) {

@@ -121,12 +121,16 @@
     return sign(x) + mantissa + suffix;
   }
 
-  /** app.views.readouts.verdict: one sentence naming the regime the weights are in. */
-  function verdict(meanMaxWeight, meanEntropy, uniformEntropy, oneHotThreshold) {
-    if (meanMaxWeight >= oneHotThreshold) {
+  /**
+   * app.views.readouts.verdict: one sentence naming the regime the weights are in.
+   * `thresholds` holds app.controls_spec's `one_hot_threshold` and
+   * `uniform_entropy_fraction` (the page's config, from page_spec).
+   */
+  function verdict(meanMaxWeight, meanEntropy, uniformEntropy, thresholds) {
+    if (meanMaxWeight >= thresholds.one_hot_threshold) {
       return "Rows are nearly one-hot: the softmax has collapsed and its gradient vanishes.";
     }
-    if (uniformEntropy > 0 && meanEntropy >= 0.95 * uniformEntropy) {
+    if (uniformEntropy > 0 && meanEntropy >= thresholds.uniform_entropy_fraction * uniformEntropy) {
       return "Rows are nearly uniform: every key gets about the same weight.";
     }
     return "Rows spread their weight over several keys: the softmax is in its useful range.";
@@ -141,9 +145,10 @@
 
   /**
    * app.views.readouts.readouts_html for one state: `raw` and `scaled` are histogram frames,
-   * `weights` a weights frame (numbers only go into the markup).
+   * `weights` a weights frame (numbers only go into the markup), `thresholds` as for
+   * verdict.
    */
-  function readoutsHtml(d, raw, scaled, weights, oneHotThreshold) {
+  function readoutsHtml(d, raw, scaled, weights, thresholds) {
     const tiles = [
       tile(
         "std-raw",
@@ -169,7 +174,7 @@
       weights.meanMaxWeight,
       weights.meanEntropy,
       weights.uniformEntropy,
-      oneHotThreshold,
+      thresholds,
     );
     return (
       `<div class="readouts">${tiles.join("")}</div>` +
@@ -177,13 +182,14 @@
     );
   }
 
-  /** Titles and curve labels of the two histograms (app.views.histogram). */
+  /** Title and curve label of each of the two histograms (app.views.histogram). */
   function histogramTitles(d) {
     return {
-      raw: `Raw q·k at d_k = ${d}: std ≈ √d_k = ${formatGeneral(d ** 0.5, 3)}`,
-      rawCurve: `Normal(0, ${d})`,
-      scaled: `Scaled q·k / √d_k at d_k = ${d}: std ≈ 1`,
-      scaledCurve: "Normal(0, 1)",
+      raw: {
+        title: `Raw q·k at d_k = ${d}: std ≈ √d_k = ${formatGeneral(d ** 0.5, 3)}`,
+        curve: `Normal(0, ${d})`,
+      },
+      scaled: { title: `Scaled q·k / √d_k at d_k = ${d}: std ≈ 1`, curve: "Normal(0, 1)" },
     };
   }
 

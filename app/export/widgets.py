@@ -1,8 +1,15 @@
-"""The page's controls as Bokeh widgets, each reporting its changes to the page's script."""
+"""The page's controls as Bokeh widgets, each built from its app/controls_spec.py entry and
+reporting its changes to the page's script.
+
+A control's spec entry says which widget it gets (``slider``, ``switch`` or ``buttons``),
+its label and its slider grid or choices; the page offers every control marked
+``offline``. Nothing here names a control.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
 
 from bokeh.layouts import column
 from bokeh.models import (
@@ -16,80 +23,92 @@ from bokeh.models import (
     Widget,
 )
 
-from app.controls_spec import TEMPERATURE_GRID, VIEWS, nearest_on_grid
-from app.state import SimulationState
+from app.controls_spec import CONTROLS, Control, nearest_on_grid
 
-SLIDER_LABELS = {
-    "d_k": "d_k (key dimension)",
-    "temperature": "temperature",
-    "n": "sequence length n",
-}
-"""Slider titles, also the accessible names of their handles."""
+OFFLINE_CONTROLS: tuple[Control, ...] = tuple(control for control in CONTROLS if control.offline)
+"""The controls the exported page offers, in the spec's order."""
+
+WIDGET_ORDER = ("slider", "switch", "buttons")
+"""The controls top to bottom, by widget kind (in the spec's order within a kind): sliders,
+then switches, then button groups, as on the served page."""
+
+CAPTION_STYLES = {"font-size": "13px"}
+"""Style of the label above a widget that shows none of its own (a button group)."""
 
 
 def _on_change(name: str) -> CustomJS:
     return CustomJS(code=f"SdpaExport.onWidget({json.dumps(name)}, cb_obj);")
 
 
-def _slider(name: str, grid: list, value: float) -> Slider:
+def _slider(control: Control, value: object, grid: Sequence[float]) -> Slider:
     # The slider moves over grid positions (log steps); its label shows the value there,
     # or the exact value a link set when the slider sits at its nearest position.
     slider = Slider(
         start=0,
         end=len(grid) - 1,
         step=1,
-        value=grid.index(nearest_on_grid(value, grid)),
-        title=SLIDER_LABELS[name],
+        value=list(grid).index(nearest_on_grid(value, grid)),
+        title=control.label,
         format=CustomJSTickFormatter(
-            code=f"return SdpaExport.sliderLabel({json.dumps(name)}, tick);"
+            code=f"return SdpaExport.sliderLabel({json.dumps(control.name)}, tick);"
         ),
         sizing_mode="stretch_width",
-        name=f"{name}_slider",
+        name=control.name,
     )
-    slider.js_on_change("value", _on_change(name))
+    slider.js_on_change("value", _on_change(control.name))
     return slider
 
 
-def _toggle(label: str, active: bool, name: str) -> CheckboxGroup:
+def _switch(control: Control, value: object, grid: Sequence[float]) -> CheckboxGroup:
     # A one-box CheckboxGroup: unlike Bokeh's Checkbox, it wraps the box in its <label>,
     # which gives the box an accessible name.
-    toggle = CheckboxGroup(labels=[label], active=[0] if active else [], name=name)
-    toggle.js_on_change("active", _on_change(name))
-    return toggle
+    switch = CheckboxGroup(labels=[control.label], active=[0] if value else [], name=control.name)
+    switch.js_on_change("active", _on_change(control.name))
+    return switch
+
+
+def _buttons(control: Control, value: object, grid: Sequence[float]) -> RadioButtonGroup:
+    # One button per choice, showing the choice's words; the caption above is the label.
+    buttons = RadioButtonGroup(
+        labels=list(control.choices.values()),
+        active=list(control.choices).index(value),
+        orientation="vertical",
+        sizing_mode="stretch_width",
+        name=control.name,
+    )
+    buttons.js_on_change("active", _on_change(control.name))
+    return buttons
+
+
+BUILDERS: Mapping[str, Callable[[Control, object, Sequence[float]], Widget]] = {
+    "slider": _slider,
+    "switch": _switch,
+    "buttons": _buttons,
+}
+"""Widget kind (``Control.widget``) → the function that builds it (control, value, grid)."""
+
+CAPTIONED = frozenset({"buttons"})
+"""Widget kinds whose Bokeh model shows no label: the control's label goes above them."""
 
 
 def build_widgets(
-    state: SimulationState, d_values: list[int], n_values: list[int]
+    values: Mapping[str, object], grids: Mapping[str, Sequence[float]]
 ) -> dict[str, Widget]:
-    """The controls, set to ``state``, by the names controller.js uses."""
-    view_buttons = RadioButtonGroup(
-        labels=list(VIEWS.values()),
-        active=list(VIEWS).index(state.view),
-        orientation="vertical",
-        sizing_mode="stretch_width",
-        name="view",
-    )
-    view_buttons.js_on_change("active", _on_change("view"))
+    """Each offline control's widget, set to ``values[name]``, by control name (also the
+    Bokeh model's name). A slider moves over ``grids[name]`` if given, else its spec grid."""
     return {
-        "d_k_slider": _slider("d_k", d_values, state.d_k),
-        "temperature_slider": _slider("temperature", TEMPERATURE_GRID, state.temperature),
-        "n_slider": _slider("n", n_values, state.n),
-        "scaled_toggle": _toggle("scale by 1/√d_k", state.scaled, "scaled"),
-        "causal_toggle": _toggle("causal mask", state.causal, "causal"),
-        "view_buttons": view_buttons,
+        control.name: BUILDERS[control.widget](
+            control, values[control.name], grids.get(control.name, control.grid)
+        )
+        for control in OFFLINE_CONTROLS
     }
 
 
-def controls_column(widgets: dict[str, Widget]) -> Column:
-    """The controls, top to bottom, as the page's "controls" root."""
-    return column(
-        widgets["d_k_slider"],
-        widgets["temperature_slider"],
-        widgets["n_slider"],
-        widgets["scaled_toggle"],
-        widgets["causal_toggle"],
-        Div(text="heatmap view", styles={"font-size": "13px"}),
-        widgets["view_buttons"],
-        sizing_mode="stretch_width",
-        name="controls",
-    )
+def controls_column(widgets: Mapping[str, Widget]) -> Column:
+    """The controls, top to bottom in :data:`WIDGET_ORDER`, as the page's "controls" root."""
+    items: list[Widget | Div] = []
+    for control in sorted(OFFLINE_CONTROLS, key=lambda c: WIDGET_ORDER.index(c.widget)):
+        if control.widget in CAPTIONED:
+            items.append(Div(text=control.label, render_as_text=True, styles=CAPTION_STYLES))
+        items.append(widgets[control.name])
+    return column(*items, sizing_mode="stretch_width", name="controls")

@@ -24,6 +24,12 @@ def exported_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def html(exported_file: Path) -> str:
+    """The text of the default export."""
+    return exported_file.read_text(encoding="utf-8")
+
+
 @dataclass
 class OfflinePage:
     """An exported page open from ``file://`` with every other request blocked and logged."""

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import sdpa_core
+from app.controls_spec import CONTROLS, VIEWS
 from app.derived import dot_product_histograms
 from app.model import SimulationModel
 from app.state import SimulationState
@@ -24,6 +25,8 @@ from .conftest import OfflinePage
 pytestmark = pytest.mark.browser
 
 SEED = 0
+LABEL = {control.name: control.label for control in CONTROLS}
+"""Each control's label in app/controls_spec.py: its widget's accessible name."""
 WEIGHTS_TOLERANCE = 1e-5
 
 
@@ -99,22 +102,22 @@ def test_page_opens_offline_with_the_default_state(open_export) -> None:
 
 def test_keyboard_moves_every_control_and_the_weights_follow_the_core(open_export) -> None:
     opened = open_export()
-    press(opened, "slider", "d_k (key dimension)", "End")
+    press(opened, "slider", LABEL["d_k"], "End")
     assert assert_weights_match_core(opened)["d_k"] == 512
-    press(opened, "checkbox", "scale by 1/√d_k", "Space")
-    press(opened, "slider", "temperature", "Home")
+    press(opened, "checkbox", LABEL["scaled"], "Space")
+    press(opened, "slider", LABEL["temperature"], "Home")
     state = assert_weights_match_core(opened)
     assert (state["scaled"], state["temperature"]) == (False, 0.05)
-    press(opened, "slider", "sequence length n", "End")
-    press(opened, "checkbox", "causal mask", "Space")
+    press(opened, "slider", LABEL["n"], "End")
+    press(opened, "checkbox", LABEL["causal"], "Space")
     state = assert_weights_match_core(opened)
     assert (state["n"], state["causal"]) == (128, True)
     # The whole 128×128 matrix is in view, query 0 at the top.
     assert opened.model("heatmap", "[m.x_range.start, m.x_range.end]") == [0, 128]
     assert opened.model("heatmap", "[m.y_range.start, m.y_range.end]") == [128, 0]
     for _ in range(3):
-        press(opened, "slider", "temperature", "ArrowRight")
-    press(opened, "slider", "d_k (key dimension)", "PageDown")
+        press(opened, "slider", LABEL["temperature"], "ArrowRight")
+    press(opened, "slider", LABEL["d_k"], "PageDown")
     state = assert_weights_match_core(opened)
     assert state["temperature"] == 0.08
     assert state["d_k"] < 512
@@ -129,18 +132,18 @@ def mapper_range(opened: OfflinePage) -> list[float]:
 
 def test_heatmap_views_switch_image_and_colour_range(open_export) -> None:
     opened = open_export("?d_k=16&n=8")
-    press(opened, "button", "raw scores", "Enter")
+    press(opened, "button", VIEWS["raw"], "Enter")
     q, k = sdpa_core.sample_qk(8, 16, SEED)
     raw = sdpa_core.scores_logits(q, k, scale=1.0)
     np.testing.assert_allclose(page_image(opened, "shown"), raw, rtol=1e-5, atol=1e-5)
     low, high = mapper_range(opened)
     assert high == pytest.approx(np.abs(raw).max(), rel=1e-5) and low == -high
     assert opened.model("heatmap_title", "m.text") == "Raw scores q·k"
-    press(opened, "button", "scaled scores", "Enter")
+    press(opened, "button", VIEWS["scaled"], "Enter")
     np.testing.assert_allclose(page_image(opened, "shown"), raw / 4.0, rtol=1e-5, atol=1e-5)
     low, high = mapper_range(opened)
     assert high == pytest.approx(np.abs(raw).max() / 4.0, rel=1e-5) and low == -high
-    press(opened, "button", "attention weights", "Enter")
+    press(opened, "button", VIEWS["weights"], "Enter")
     np.testing.assert_array_equal(page_image(opened, "shown"), page_image(opened, "weight"))
     assert mapper_range(opened) == [0, 1]
 
@@ -169,13 +172,11 @@ def painted_colours(opened: OfflinePage) -> set:
     return {tuple(int(channel) for channel in pixel) for pixel in np.unique(pixels, axis=0)}
 
 
-@pytest.mark.parametrize(
-    ("view", "button"), [("raw", "raw scores"), ("weights", "attention weights")]
-)
-def test_heatmap_paints_the_colours_of_the_view(open_export, view: str, button: str) -> None:
+@pytest.mark.parametrize("view", ["raw", "weights"])
+def test_heatmap_paints_the_colours_of_the_view(open_export, view: str) -> None:
     # Starts in the other view, so the colours must follow a switch.
     opened = open_export(f"?d_k=16&n=8&view={'weights' if view == 'raw' else 'raw'}")
-    press(opened, "button", button, "Enter")
+    press(opened, "button", VIEWS[view], "Enter")
     palette = opened.model("heatmap_image", "m.glyph.color_mapper.palette")
     low, high = mapper_range(opened)
     expected = palette_colours(page_image(opened, "shown"), palette, low, high)
@@ -187,7 +188,7 @@ def test_heatmap_paints_the_colours_of_the_view(open_export, view: str, button: 
 def test_histograms_match_the_servers_for_each_d_k(open_export) -> None:
     opened = open_export("?d_k=4")
     for key in ("ArrowRight", "End"):
-        press(opened, "slider", "d_k (key dimension)", key)
+        press(opened, "slider", LABEL["d_k"], key)
         snapshot = opened.snapshot()
         d_k = snapshot["state"]["d_k"]
         raw, scaled = dot_product_histograms(d_k, SEED)
@@ -218,13 +219,13 @@ def test_url_parameters_set_the_state(open_export) -> None:
         "seed": SEED,
     }
     page = opened.page
-    assert page.get_by_role("slider", name="temperature").get_attribute("aria-valuetext") == "0.33"
     assert (
-        page.get_by_role("slider", name="sequence length n").get_attribute("aria-valuetext")
-        == "100"
+        page.get_by_role("slider", name=LABEL["temperature"]).get_attribute("aria-valuetext")
+        == "0.33"
     )
-    assert page.get_by_role("checkbox", name="scale by 1/√d_k").is_checked() is False
-    assert page.get_by_role("checkbox", name="causal mask").is_checked() is True
+    assert page.get_by_role("slider", name=LABEL["n"]).get_attribute("aria-valuetext") == "100"
+    assert page.get_by_role("checkbox", name=LABEL["scaled"]).is_checked() is False
+    assert page.get_by_role("checkbox", name=LABEL["causal"]).is_checked() is True
     assert opened.model("view", "m.active") == 1
     np.testing.assert_array_equal(page_image(opened, "shown"), page_image(opened, "scaled"))
     assert opened.model("heatmap", "[m.x_range.end, m.y_range.start]") == [100, 100]

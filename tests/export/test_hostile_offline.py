@@ -16,7 +16,9 @@ import pytest
 from hostile_queries import BROWSER_LINKS
 from tornado.httputil import parse_qs_bytes
 
+from app.controls_spec import CONTROL_BY_NAME
 from app.export.page import URL_NAMES
+from app.export.widgets import OFFLINE_CONTROLS
 from app.query import compose_search, parse_query
 
 from .conftest import OfflinePage
@@ -72,8 +74,11 @@ def assert_nothing_injected_or_infinite(opened: OfflinePage) -> None:
     assert all(math.isfinite(number) for number in numbers), snapshot
     readouts = opened.page.locator("#sdpa-readouts").inner_text().lower()
     assert "nan" not in readouts and "inf" not in readouts
-    for name in ("d_k (key dimension)", "temperature", "sequence length n"):
-        text = opened.page.get_by_role("slider", name=name).get_attribute("aria-valuetext")
+    for control in OFFLINE_CONTROLS:
+        if control.widget != "slider":
+            continue
+        slider = opened.page.get_by_role("slider", name=control.label, exact=True)
+        text = slider.get_attribute("aria-valuetext")
         assert text and "nan" not in text.lower() and "inf" not in text.lower()
 
 
@@ -119,7 +124,7 @@ def test_a_preset_link_shows_its_scene_until_a_control_leaves_it(open_export) ->
     assert "d_k = 1024 is above 512, the largest d_k this offline page carries" in notice
     assert "preset=collapse" in written_search(opened)
 
-    press(opened, "slider", "temperature", "ArrowRight")
+    press(opened, "slider", CONTROL_BY_NAME["temperature"].label, "ArrowRight")
     assert opened.snapshot()["preset"] == ""
     assert opened.model("scene", "m.visible") is False
     opened.page.wait_for_function("() => window.location.search.startsWith('?preset=&')")

@@ -14,13 +14,7 @@ import pytest
 import sdpa_core
 from app.export import MAX_BYTES, ExportTooLargeError, export_html
 from app.export.data import build_export_data
-from app.export.page import build_document, initial_state, inline_bundle
-
-
-@pytest.fixture(scope="module")
-def html(exported_file: Path) -> str:
-    """The text of the default export."""
-    return exported_file.read_text(encoding="utf-8")
+from app.export.page import PAGE_CONTROLS, build_document, initial_state, inline_bundle
 
 
 def config_of(html: str) -> dict:
@@ -90,11 +84,12 @@ def test_page_states_its_limits(html: str) -> None:
 
 def test_every_control_calls_the_page_script() -> None:
     document, config, _ = build_document(build_export_data(16, 16, 0))
-    for name in ("d_k_slider", "temperature_slider", "n_slider", "scaled", "causal", "view"):
+    for name in PAGE_CONTROLS:
         model = document.get_model_by_name(name)
         callbacks = [cb for cbs in model.js_property_callbacks.values() for cb in cbs]
         assert any("SdpaExport.onWidget" in cb.code for cb in callbacks), name
-    assert config["defaults"] == {
+    # The page starts at the served defaults, moved onto its slider positions.
+    assert {control["name"]: control["default"] for control in config["controls"]} == {
         "d_k": 16,
         "temperature": 1.0,
         "n": 16,

@@ -14,8 +14,8 @@ import pytest
 from hostile_queries import digit_zeros, hostile_queries
 from tornado.httputil import parse_qs_bytes
 
-from app.export.data import d_k_positions
-from app.export.page import PAGE_CONTROLS, presets_spec
+from app.export.data import build_export_data
+from app.export.page import page_limits, presets_spec
 from app.query import PARAMETER_NAMES, compose_search, parse_query, query_spec
 from app.state import SimulationState
 
@@ -23,12 +23,8 @@ from .js_harness import Runner
 
 SPEC = query_spec()
 PRESETS = presets_spec()
-LIMITS = {
-    "d_values": d_k_positions(512),
-    "n_max": 128,
-    "seed": 0,
-    "controls": [*PAGE_CONTROLS, "seed"],
-}
+LIMITS = page_limits(build_export_data(128, 512, 0))
+"""What the default export hands query.js to fit a link's values to."""
 CASES = [case.query for case in hostile_queries()]
 
 

@@ -7,15 +7,19 @@ import math
 import numpy as np
 import pytest
 
+from app.controls_spec import page_spec
 from app.model import SimulationModel
 from app.state import SimulationState
 from app.views.histogram import DotProductHistograms
-from app.views.readouts import ONE_HOT_THRESHOLD, readouts_html, verdict
+from app.views.readouts import readouts_html, verdict
 
 from .js_harness import Runner
 
 TIES = [0.0625, 0.125, 0.375, 2.5, 3.5, 0.5, 1.5, 1234565.0, 123456.5, 0.0009765625]
 """Values exactly halfway between two roundings: Python rounds them to even."""
+
+THRESHOLDS = {key: page_spec()[key] for key in ("one_hot_threshold", "uniform_entropy_fraction")}
+"""The readout thresholds as the page's config hands them to text.js."""
 
 SPECIAL = [0.0, -0.0, -0.04, 9.96, 99.95, 999.9995, 1e-5, 1e-4, 1e16, 1e22, 1e300, 5e-324]
 
@@ -68,7 +72,7 @@ def test_readouts_html_matches_the_servers(
                     {"std": model.raw_histogram.std},
                     {"std": model.scaled_histogram.std},
                     frame,
-                    ONE_HOT_THRESHOLD,
+                    THRESHOLDS,
                 ],
             )
         ]
@@ -78,15 +82,26 @@ def test_readouts_html_matches_the_servers(
 
 def test_verdict_matches_the_servers(node: Runner) -> None:
     cases = [(0.95, 0.1, 3.0), (0.9, 0.2, 3.0), (0.2, 2.9, 3.0), (0.2, 2.84, 3.0), (0.5, 0.0, 0.0)]
-    got = node([("text", "verdict", [*case, ONE_HOT_THRESHOLD]) for case in cases])
+    got = node([("text", "verdict", [*case, THRESHOLDS]) for case in cases])
     assert got == [verdict(*case) for case in cases]
+
+
+def test_verdict_follows_the_thresholds_it_is_handed(node: Runner) -> None:
+    lowered = {"one_hot_threshold": 0.5, "uniform_entropy_fraction": 0.5}
+    one_hot, uniform = node(
+        [
+            ("text", "verdict", [0.6, 0.1, 3.0, lowered]),
+            ("text", "verdict", [0.2, 1.6, 3.0, lowered]),
+        ]
+    )
+    assert one_hot.startswith("Rows are nearly one-hot")
+    assert uniform.startswith("Rows are nearly uniform")
 
 
 @pytest.mark.parametrize("d_k", [1, 2, 3, 45, 64, 181, 512, 1024])
 def test_histogram_titles_match_the_servers(node: Runner, d_k: int) -> None:
     views = DotProductHistograms(SimulationModel(SimulationState(d_k=d_k)))
     (titles,) = node([("text", "histogramTitles", [d_k])])
-    assert titles["raw"] == views.raw.figure.title.text
-    assert titles["scaled"] == views.scaled.figure.title.text
-    assert titles["rawCurve"] == views.raw.figure.legend[0].items[1].label.value
-    assert titles["scaledCurve"] == views.scaled.figure.legend[0].items[1].label.value
+    for which, view in (("raw", views.raw), ("scaled", views.scaled)):
+        assert titles[which]["title"] == view.figure.title.text
+        assert titles[which]["curve"] == view.figure.legend[0].items[1].label.value

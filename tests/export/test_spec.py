@@ -1,0 +1,174 @@
+"""The offline page is generated from app/controls_spec.py, as the served page is.
+
+Its config carries every control the spec marks ``offline`` with the spec's label, kind,
+bounds, grid and choices; its widgets show the spec's labels and words (the served page's
+labels too); its title, intro, recompute graph, URL order and readout thresholds are the
+spec's; and its JavaScript names no control: a new control is one spec entry plus its view.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+from bokeh.models import CheckboxGroup, Div, RadioButtonGroup, Slider
+
+import app.controls_spec as controls_spec
+import app.export.widgets as export_widgets
+from app.controls import control_widget
+from app.controls_spec import CONTROLS, INPUTS, INTRO, TITLE, Control, page_spec
+from app.export.data import FIXED_CONTROLS, build_export_data, slider_grids
+from app.export.page import ASSETS, SCRIPTS, build_document
+
+from .test_page import config_of
+
+OFFLINE = [control for control in CONTROLS if control.offline]
+WIDGET_ROLE = {"slider": "slider", "switch": "checkbox"}
+"""Accessible role of each widget kind named by its label (buttons are named by choice)."""
+
+
+@pytest.fixture(scope="module")
+def config(html: str) -> dict:
+    """The JSON the default export's scripts read."""
+    return config_of(html)
+
+
+def test_config_carries_every_offline_control_as_the_spec_describes_it(config: dict) -> None:
+    entries = {entry["name"]: entry for entry in config["controls"]}
+    assert list(entries) == [control.name for control in OFFLINE]
+    grids = slider_grids(build_export_data(128, 512, 0))
+    for control in OFFLINE:
+        entry = entries[control.name]
+        assert entry["label"] == control.label
+        assert (entry["kind"], entry["widget"]) == (control.kind, control.widget)
+        assert entry["bounds"] == (list(control.bounds) if control.bounds else None)
+        assert entry["choices"] == dict(control.choices)
+        assert entry["url_format"] == control.url_format
+        # A slider moves over the spec's grid, cut to what the samples carry.
+        assert entry["grid"] == grids.get(control.name, list(control.grid))
+        assert entry["grid"] == [value for value in control.grid if value in entry["grid"]]
+
+
+def test_config_carries_the_specs_graph_texts_and_thresholds(config: dict) -> None:
+    spec = page_spec(offline_only=True)
+    offered = {control.name for control in OFFLINE}
+    assert config["inputs"]  # the parts the page draws, each with what it depends on
+    for part, names in config["inputs"].items():
+        assert set(names) == INPUTS[part] & offered, part
+    assert set(config["parts"].values()) == set(config["inputs"])
+    for key in ("title", "intro", "one_hot_threshold", "uniform_entropy_fraction"):
+        assert config[key] == spec[key], key
+    # The URL: the preset, then the controls in the spec's order, the fixed seed among them.
+    written = [c.name for c in CONTROLS if c.offline or c.name in FIXED_CONTROLS]
+    assert config["url_names"] == ["preset", *written]
+
+
+class _Text(HTMLParser):
+    """The text of the elements with a given class, and of <title> and <h1>."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.text: dict[str, str] = {}
+        self.strong: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        key = dict(attrs).get("class") or tag
+        self.open.append(key if tag in ("title", "h1", "p", "strong") else "")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.open.pop()
+
+    def handle_data(self, data: str) -> None:
+        for key in filter(None, self.open):
+            self.text[key] = self.text.get(key, "") + data
+        if self.open and self.open[-1] == "strong":
+            self.strong.append(data)
+
+
+def test_title_and_intro_are_the_specs(html: str) -> None:
+    page = html[html.index("<title>") : html.index("</title>") + 8]
+    body = html[html.index('<div class="sdpa-page">') :]
+    parser = _Text()
+    parser.feed(page + body[: body.index("</header>")])
+    assert parser.text["title"] == parser.text["h1"] == TITLE
+    # The intro's Markdown shown as the served page shows it: **bold** as <strong>.
+    assert " ".join(parser.text["sdpa-intro"].split()) == INTRO.replace("**", "")
+    assert parser.strong == re.findall(r"\*\*(.+?)\*\*", INTRO)
+
+
+def exported_words(document: Any, control: Control) -> tuple[str, list[str]]:
+    """The label an exported control's widget shows, and its buttons' words (if any)."""
+    widget = document.get_model_by_name(control.name)
+    if isinstance(widget, Slider):
+        return widget.title, []
+    if isinstance(widget, CheckboxGroup):
+        (label,) = widget.labels
+        return label, []
+    assert isinstance(widget, RadioButtonGroup), control.name
+    # A button group's label is the caption right above it.
+    items = document.get_model_by_name("controls").children
+    caption = items[items.index(widget) - 1]
+    assert isinstance(caption, Div)
+    return caption.text, list(widget.labels)
+
+
+def test_every_offline_control_has_a_widget_with_the_specs_label() -> None:
+    document, _, _ = build_document(build_export_data(16, 16, 0))
+    for control in OFFLINE:
+        label, words = exported_words(document, control)
+        assert label == control.label == control_widget(control).label  # the served one's
+        assert words == list(control.choices.values())
+    # Only those: the page offers no other control.
+    offered = {control.name for control in OFFLINE}
+    for control in CONTROLS:
+        if control.name not in offered:
+            assert document.get_model_by_name(control.name) is None
+
+
+def test_a_label_changed_in_the_spec_changes_both_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    renamed = tuple(replace(control, label=f"{control.label} (renamed)") for control in CONTROLS)
+    monkeypatch.setattr(controls_spec, "CONTROLS", renamed)
+    offline = tuple(control for control in renamed if control.offline)
+    monkeypatch.setattr(export_widgets, "OFFLINE_CONTROLS", offline)
+    document, config, _ = build_document(build_export_data(16, 16, 0))
+    labels = {entry["name"]: entry["label"] for entry in config["controls"]}
+    for control in offline:
+        assert control.label.endswith(" (renamed)")
+        assert exported_words(document, control)[0] == control.label
+        assert labels[control.name] == control.label
+        assert control_widget(control).label == control.label
+
+
+def code_of(script: str) -> str:
+    """An export script without its comments (which may well mention a control)."""
+    source = (ASSETS / script).read_text(encoding="utf-8")
+    return re.sub(r"/\*.*?\*/|^\s*//.*$", "", source, flags=re.S | re.M)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_scripts_name_no_control_and_copy_no_spec_text(script: str) -> None:
+    source = code_of(script)
+    for control in CONTROLS:
+        for quote in "\"'`":
+            assert f"{quote}{control.name}{quote}" not in source, (script, control.name)
+            assert f"{quote}{control.label}{quote}" not in source, (script, control.label)
+    assert TITLE not in source and INTRO[:40] not in source
+    # The thresholds come from the config: no 0.9 or 0.95 of the script's own.
+    assert not re.search(r"(?<![\d.])0\.95?(?![\d])", source), script
+
+
+@pytest.mark.browser
+def test_the_page_names_each_widget_by_its_spec_label(open_export) -> None:
+    page = open_export().page
+    for control in OFFLINE:
+        if control.widget in WIDGET_ROLE:
+            widget = page.get_by_role(WIDGET_ROLE[control.widget], name=control.label, exact=True)
+            assert widget.count() == 1, control.name
+        for words in control.choices.values():
+            assert page.get_by_role("button", name=words, exact=True).count() == 1, words
+        if control.widget == "buttons":
+            assert page.get_by_text(control.label, exact=True).count() == 1, control.name
