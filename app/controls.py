@@ -6,7 +6,7 @@ accessible name of the slider, switch or button.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 
 import panel as pn
@@ -14,6 +14,7 @@ import panel_material_ui as pmui
 
 from app.compat import CheckedPageChanges, respond_at_once
 from app.controls_spec import (
+    CONTROL_BY_NAME,
     CONTROLS,
     NO_PRESET_LABEL,
     PRESET_LABEL,
@@ -162,9 +163,8 @@ def exact_input(control: Control) -> WholeNumberInput:
     )
 
 
-def build_controls(state: SimulationState) -> dict[str, pn.viewable.Viewable]:
-    """The widgets of every control that has one, bound to ``state``, by name; a slider's
-    exact box as ``<name>_exact``, and the ``preset`` selector and ``resample`` button."""
+def preset_selector(state: SimulationState) -> ChoiceSelect:
+    """The preset scene selector, bound to ``state``: a choice applies the whole scene."""
     preset = ChoiceSelect(
         label=PRESET_LABEL,
         options={NO_PRESET_LABEL: "", **preset_options()},
@@ -174,24 +174,49 @@ def build_controls(state: SimulationState) -> dict[str, pn.viewable.Viewable]:
     respond_at_once(preset)
     state.param.watch(lambda event: setattr(preset, "value", event.new), "preset")
     preset.param.watch(lambda event: state.choose_preset(event.new), "value")
-    widgets: dict[str, pn.viewable.Viewable] = {"preset": preset}
-    for control in CONTROLS:
-        if control.widget == "none":
-            continue
-        widget = control_widget(control)
-        if control.grid:
-            grid = control.grid
-            ControlBinding(widget, state, control.name, partial(nearest_on_grid, grid=grid))
-        else:
-            ControlBinding(widget, state, control.name)
-        widgets[control.name] = widget
-        if control.exact_label:
-            exact = exact_input(control)
-            ControlBinding(exact, state, control.name)
-            widgets[f"{control.name}_exact"] = exact
+    return preset
+
+
+def resample_button(state: SimulationState) -> PageButton:
+    """The button that draws new Q and K (the next seed)."""
     resample = PageButton(
         label="Resample", icon="casino", variant="outlined", sizing_mode="stretch_width"
     )
     resample.on_click(lambda event: state.resample())
-    widgets["resample"] = resample
+    return resample
+
+
+def widget_names() -> tuple[str, ...]:
+    """Every widget :func:`build_controls` can build, top to bottom: the preset selector,
+    each control's widget (a slider's exact box as ``<name>_exact``) and ``resample``."""
+    names = ["preset"]
+    for control in CONTROLS:
+        if control.widget != "none":
+            names.append(control.name)
+        if control.exact_label:
+            names.append(f"{control.name}_exact")
+    return (*names, "resample")
+
+
+def build_controls(
+    state: SimulationState, names: Iterable[str] | None = None
+) -> dict[str, pn.viewable.Viewable]:
+    """The widgets ``names`` (default: every one of :func:`widget_names`), bound to
+    ``state``, by name."""
+    widgets: dict[str, pn.viewable.Viewable] = {}
+    for name in widget_names() if names is None else names:
+        control = CONTROL_BY_NAME.get(name.removesuffix("_exact"))
+        if name == "preset":
+            widgets[name] = preset_selector(state)
+        elif name == "resample":
+            widgets[name] = resample_button(state)
+        elif control is None:
+            raise ValueError(f"no widget is called {name!r}; choose from {widget_names()}")
+        elif name.endswith("_exact"):
+            widgets[name] = exact_input(control)
+            ControlBinding(widgets[name], state, control.name)
+        else:
+            widgets[name] = control_widget(control)
+            to_widget = partial(nearest_on_grid, grid=control.grid) if control.grid else None
+            ControlBinding(widgets[name], state, control.name, to_widget or (lambda v: v))
     return widgets

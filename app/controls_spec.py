@@ -81,6 +81,9 @@ class Control:
     """One sentence shown with the widget ('' for none)."""
     offline: bool = True
     """Whether the exported page offers it (it keeps the others as exported)."""
+    first_screen: bool = False
+    """Whether its widget sits with the plots on the first screen; the others are under
+    "More controls"."""
     url_format: Literal["plain", "general"] = "plain"
     """How the URL writes the value: ``general`` is ``%g`` (``0.25``, ``1``, ``20``)."""
 
@@ -112,6 +115,7 @@ CONTROLS: tuple[Control, ...] = (
     Control(
         "d_k",
         label="d_k (key dimension)",
+        first_screen=True,
         doc="Key (and query) dimension d_k.",
         kind="integer",
         default=64,
@@ -125,6 +129,7 @@ CONTROLS: tuple[Control, ...] = (
     Control(
         "temperature",
         label="temperature",
+        first_screen=True,
         doc="Softmax temperature: logits are divided by it; higher is flatter, lower sharper.",
         kind="number",
         default=1.0,
@@ -137,6 +142,7 @@ CONTROLS: tuple[Control, ...] = (
     Control(
         "n",
         label="sequence length n",
+        first_screen=True,
         doc="Sequence length: number of queries and keys.",
         kind="integer",
         default=32,
@@ -148,6 +154,7 @@ CONTROLS: tuple[Control, ...] = (
     Control(
         "scaled",
         label="scale by 1/√d_k",
+        first_screen=True,
         doc="Divide the raw scores by √d_k before the softmax.",
         kind="boolean",
         default=True,
@@ -212,6 +219,12 @@ INPUTS: Mapping[str, frozenset[str]] = MappingProxyType(
 )
 """Each model part → the controls it depends on (the recompute graph)."""
 
+FIRST_SCREEN_CONTROLS = tuple(c.name for c in CONTROLS if c.first_screen)
+"""The controls a student moves most, beside the plots on every layout."""
+
+SHOWABLE_CONTROLS = ("preset", *(c.name for c in CONTROLS if c.widget != "none"))
+"""What ``?controls=`` may name: the preset selector and every control with a widget."""
+
 PRESET_LABEL = "preset scene"
 NO_PRESET_LABEL = "(none: set the controls yourself)"
 
@@ -254,6 +267,7 @@ def page_spec(*, offline_only: bool = False) -> dict:
                 "grid": list(c.grid),
                 "choices": dict(c.choices),
                 "url_format": c.url_format,
+                "first_screen": c.first_screen,
             }
             for c in controls
         ],

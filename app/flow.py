@@ -18,7 +18,10 @@ GRID_CSS = """
   grid-template-columns: repeat(auto-fill, minmax(min({min_width}px, 100%), 1fr));
   gap: {gap}px;
 }}
+div {{ min-width: 0; }}
 """
+"""A grid's items may shrink below their content's width: a row of buttons then never
+widens its column past the page's edge."""
 
 
 def side_by_side(

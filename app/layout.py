@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import panel as pn
 import panel_material_ui as pmui
 
 from app.compat import detach_from_global_busy
-from app.controls_spec import INTRO, TITLE
+from app.controls import build_controls, widget_names
+from app.controls_spec import FIRST_SCREEN_CONTROLS, INTRO, TITLE
 from app.flow import grid, side_by_side, sidebar_layout
 from app.presets import PRESETS, Preset
 from app.share import build_share_controls
+from app.views.disclosure import DISCLOSURE_CSS, Disclosure
 from app.views.lesson_gate import GATE_CSS, LessonGate
 
 if TYPE_CHECKING:  # the session builds its layout: no import cycle at run time
@@ -26,24 +28,34 @@ NARROW_HEADER_CSS = """
 """Below ~800 px the title wraps: a smaller font keeps it within the fixed header's height,
 which the page's content is offset by."""
 
-CONTROL_ORDER = (
-    "preset",
-    "d_k",
-    "d_k_exact",
-    "temperature",
-    "n",
-    "scaled",
-    "causal",
-    "view",
-)
-"""The controls' widgets, top to bottom (the seed and Resample share the last row)."""
+WIDE_PAGE_PX = 800
+"""From this window width the full page opens "More controls" as it renders; narrower
+windows, and every embedded page, show the experiment first."""
+
+HEATMAP_ASPECT = 1.35
+"""Width / height of the heatmap figure, which scales with its column's width."""
+
+HISTOGRAM_ASPECT = 2.25
+"""Width / height of each histogram figure."""
 
 
 class PageLayout:
     """The page of one session and the parts of it that change: the preset scene's alert,
-    the lesson's gate and the column the lesson is added to."""
+    the "More controls" section, the lesson's gate and the column the lesson is added to.
 
-    def __init__(self, session: Session, widgets: Mapping[str, pn.viewable.Viewable]) -> None:
+    The first screen is the experiment: the controls a student moves most (or exactly those
+    ``?controls=`` names) beside or above the heatmap and the raw histogram; the other
+    controls wait under "More controls", built when it first opens.
+    """
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        shown = session.shown_controls
+        first_names = list(FIRST_SCREEN_CONTROLS if shown is None else shown)
+        if "seed" in first_names:
+            first_names.insert(first_names.index("seed") + 1, "resample")
+        self.widgets = build_controls(session.state, first_names)
+        """Every control widget built so far, by name (app.controls.widget_names)."""
         self.scene = pmui.Alert(
             title="Preset scene",
             severity="info",
@@ -51,11 +63,11 @@ class PageLayout:
             css_classes=["preset-scene"],
         )
         self.notice = pmui.Alert(
-            object=session.state.notice,
+            object=session.notice,
             title="Some link values were adjusted",
             severity="warning",
             closeable=True,
-            visible=bool(session.state.notice),
+            visible=bool(session.notice),
             sizing_mode="stretch_width",
             css_classes=["query-notice"],
         )
@@ -63,15 +75,45 @@ class PageLayout:
             sizing_mode="stretch_width", margin=(10, 10), stylesheets=[GATE_CSS]
         )
         self.content = pn.Column(
-            pn.pane.Markdown(INTRO, sizing_mode="stretch_width", margin=(0, 10)),
             self.scene,
             _plots(session),
             session.readouts.pane,
+            pn.pane.Markdown(INTRO, sizing_mode="stretch_width", margin=(0, 10)),
             self.lesson_gate,
             sizing_mode="stretch_width",
         )
         self.show_scene(PRESETS.get(session.state.preset))
-        self.page = self._page(session, widgets)
+        panel_items: list[pn.viewable.Viewable] = [
+            grid([self.widgets[name] for name in first_names], min_width=170, gap=4)
+        ]
+        self.more_button: Disclosure | None = None
+        self.more: pn.Column | None = None
+        """The controls under "More controls", once it has been opened."""
+        if shown is None:
+            self.more_button = Disclosure(
+                open_if_wider_than=0 if session.embed else WIDE_PAGE_PX,
+                sizing_mode="stretch_width",
+                margin=0,
+                stylesheets=[DISCLOSURE_CSS],
+            )
+            self.more_button.param.watch(self._show_more, "opened")
+            panel_items.append(self.more_button)
+        self._panel = controls = pmui.Paper(
+            *panel_items,
+            elevation=1,
+            sizing_mode="stretch_width",
+            margin=(10, 5),
+            css_classes=["controls"],
+        )
+        main_min_width = 760 if session.embed else 640
+        body = sidebar_layout(controls, self.content, main_min_width=main_min_width)
+        if session.embed:
+            self.page = pn.Column(self.notice, body, sizing_mode="stretch_width")
+        else:
+            self.page = pmui.Page(
+                title=TITLE, main=[self.notice, body], stylesheets=[NARROW_HEADER_CSS]
+            )
+            detach_from_global_busy(self.page)
 
     def show_scene(self, preset: Preset | None) -> None:
         """Show the preset scene's label and words, or hide the alert when there is none."""
@@ -84,44 +126,49 @@ class PageLayout:
         self.lesson_gate.visible = False
         self.content.extend(sections)
 
-    def _page(
-        self, session: Session, widgets: Mapping[str, pn.viewable.Viewable]
-    ) -> pn.viewable.Viewable:
-        # Flex layouts rather than the template's drawer: the controls sit beside the plots
-        # on wide screens and stack above them, in as many columns as fit, when narrow;
-        # they are never hidden.
-        items = [widgets[name] for name in CONTROL_ORDER]
-        items.append(pmui.Row(widgets["seed"], widgets["resample"], sizing_mode="stretch_width"))
-        if not session.embed:
-            items.append(build_share_controls(session.state.query, session.location))
-        controls = pmui.Paper(
-            grid(items, min_width=240, gap=4),
-            elevation=1,
-            sizing_mode="stretch_width",
-            margin=(10, 5),
-            css_classes=["controls"],
+    def open_more(self) -> None:
+        """Open "More controls", as a press on its button does (building them once)."""
+        if self.more_button is not None:
+            self.more_button.opened = True
+
+    def _show_more(self, event: object) -> None:
+        opened = bool(self.more_button and self.more_button.opened)
+        if opened and self.more is None:
+            self.more = self._more_controls()
+            self._panel.append(self.more)
+        elif self.more is not None:
+            self.more.visible = opened
+
+    def _more_controls(self) -> pn.Column:
+        """The controls not on the first screen, built now, top to bottom."""
+        session = self._session
+        names = [name for name in widget_names() if name not in self.widgets]
+        self.widgets.update(build_controls(session.state, names))
+        rest = [name for name in names if name not in ("seed", "resample")]
+        items = [self.widgets[name] for name in rest]
+        items.append(
+            pmui.Row(self.widgets["seed"], self.widgets["resample"], sizing_mode="stretch_width")
         )
-        main_min_width = 760 if session.embed else 640
-        body = sidebar_layout(controls, self.content, main_min_width=main_min_width)
-        if session.embed:
-            return pn.Column(self.notice, body, sizing_mode="stretch_width")
-        page = pmui.Page(title=TITLE, main=[self.notice, body], stylesheets=[NARROW_HEADER_CSS])
-        detach_from_global_busy(page)
-        return page
+        items.append(build_share_controls(session.state.query, session.location))
+        return grid(items, min_width=170, gap=4)
 
 
 def _plots(session: Session) -> pn.viewable.Viewable:
+    # The figures scale with their column, so the heatmap and the raw histogram fit one
+    # screen from a phone to a wide window.
+    session.heatmap.figure.update(sizing_mode="scale_width", aspect_ratio=HEATMAP_ASPECT)
+    histograms = (session.histograms.raw.figure, session.histograms.scaled.figure)
+    for figure in histograms:
+        figure.update(sizing_mode="scale_width", aspect_ratio=HISTOGRAM_ASPECT)
     heatmap = pn.pane.Bokeh(session.heatmap.figure, sizing_mode="stretch_width")
-    histograms = pn.Column(
-        pn.pane.Bokeh(session.histograms.raw.figure, sizing_mode="stretch_width"),
-        pn.pane.Bokeh(session.histograms.scaled.figure, sizing_mode="stretch_width"),
+    column = pn.Column(
+        *(pn.pane.Bokeh(figure, sizing_mode="stretch_width") for figure in histograms),
         sizing_mode="stretch_width",
     )
-    # Side by side when the main column is ~830 px wide, stacked below (course-page
-    # iframes, phones).
-    return side_by_side([heatmap, histograms], basis=[480, 340], grow=[7, 5])
+    # Side by side when the main column is ~750 px wide, stacked below that.
+    return side_by_side([heatmap, column], basis=[430, 300], grow=[7, 5])
 
 
-def page_layout(session: Session, widgets: Mapping[str, pn.viewable.Viewable]) -> PageLayout:
-    """The page of ``session`` with its control ``widgets`` (app.controls.build_controls)."""
-    return PageLayout(session, widgets)
+def page_layout(session: Session) -> PageLayout:
+    """The page of ``session``."""
+    return PageLayout(session)

@@ -203,6 +203,39 @@ def parse_embed(args: QueryArgs) -> bool:
     return _text(args["embed"]).strip().lower() in TRUE_WORDS
 
 
+SHOWN_CONTROLS = "controls"
+"""The query parameter that names the only controls a page shows (``controls=d_k,scaled``)."""
+
+
+def parse_shown_controls(
+    args: QueryArgs, names: Sequence[str]
+) -> tuple[tuple[str, ...] | None, list[str]]:
+    """The controls ``controls=…`` asks the page to show, in the link's order, and the
+    notices for the names it ignored; None when the link names no known control.
+
+    ``names`` are the controls a page can show. Names are comma-separated and matched after
+    ``strip()`` and ``lower()``; a repeated one counts once. Never raises.
+    """
+    if SHOWN_CONTROLS not in args:
+        return None, []
+    text = _text(args[SHOWN_CONTROLS]).strip()
+    if len(text) > MAX_VALUE_LENGTH:
+        notice = f"{SHOWN_CONTROLS}: the value is {len(text)} characters long, so it was ignored."
+        return None, [notice]
+    shown: list[str] = []
+    notices: list[str] = []
+    for word in (part.strip().lower() for part in text.split(",")):
+        if word in names:
+            if word not in shown:
+                shown.append(word)
+        elif word:
+            listed = ", ".join(names)
+            notices.append(
+                f"{SHOWN_CONTROLS}: “{excerpt(word)}” is not one of {listed}, so it was ignored."
+            )
+    return (tuple(shown) or None), notices
+
+
 def compose_search(current: str, values: Mapping[str, str]) -> str:
     """The URL query (``?…``) the app writes: ``values`` first, in their order, then every
     parameter of ``current`` (the page's query) that the app does not write, byte for byte

@@ -11,14 +11,13 @@ from bokeh.events import Tap
 from panel.io.location import Location
 
 from app.compat import session_writes_pending
-from app.controls import build_controls
-from app.controls_spec import CONTROL_NAMES
+from app.controls_spec import CONTROL_NAMES, SHOWABLE_CONTROLS
 from app.layout import page_layout
 from app.lesson import LessonSections
 from app.location import served
 from app.model import SimulationModel
 from app.presets import PRESETS
-from app.query import compose_search, parse_embed
+from app.query import compose_search, parse_embed, parse_shown_controls
 from app.state import SimulationState
 from app.ticks import Later, Paced, next_tick, run_now
 from app.views.heatmap import HeatmapView
@@ -71,8 +70,11 @@ class Session:
         self.readouts = ReadoutsView(self.model)
         self.first_screen = (self.heatmap, self.histograms, self.readouts)
         self.lesson: LessonSections | None = None
-        self.widgets = build_controls(self.state)
-        self.layout = page_layout(self, self.widgets)
+        self.shown_controls, control_notices = parse_shown_controls(query or {}, SHOWABLE_CONTROLS)
+        """The only controls the page shows (``?controls=``), or None for the usual ones."""
+        self.notice = " ".join(filter(None, [self.state.notice, *control_notices]))
+        """What the link asked for that was fixed or ignored, in plain text."""
+        self.layout = page_layout(self)
         self.page = self.layout.page
         self.heatmap.figure.on_event(Tap, self._pick_row)
         self.state.param.watch(self._on_controls, list(CONTROL_NAMES))
@@ -85,6 +87,11 @@ class Session:
                 pn.state.onload(self._schedule_lesson_and_url)
         else:
             self.add_lesson()
+
+    @property
+    def widgets(self) -> dict[str, pn.viewable.Viewable]:
+        """The control widgets built so far, by name (more once "More controls" opens)."""
+        return self.layout.widgets
 
     def _on_gate(self, event: object) -> None:
         if self.layout.lesson_gate.opened:

@@ -68,7 +68,7 @@ def build_share_controls(
         css_classes=["share-text"],
     )
     # A plain Bokeh widget, hidden: its value change runs the clipboard script in the page.
-    clipboard = pn.widgets.TextInput(visible=False)
+    clipboard = pn.widgets.TextInput(visible=False, sizing_mode="stretch_width")
     clipboard.jscallback(value=_CLIPBOARD_JS)
 
     def show(text: str) -> None:
@@ -80,7 +80,8 @@ def build_share_controls(
     link.on_click(lambda event: show(share_link(page_address(location), query())))
     embed.on_click(lambda event: show(embed_snippet(page_address(location), query())))
     return pn.Column(
-        pmui.Row(link, embed, sizing_mode="stretch_width"),
+        # Wraps to two lines when the column is narrower than both buttons.
+        pn.FlexBox(link, embed, flex_wrap="wrap", sizing_mode="stretch_width"),
         shown,
         clipboard,
         sizing_mode="stretch_width",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
-import panel_material_ui as pmui
 import pytest
 from bokeh.document import Document
 from bokeh.models import GlyphRenderer
@@ -117,6 +116,7 @@ def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> Non
 def test_controls_follow_at_once_and_moves_fold_into_one_lesson_update() -> None:
     pending: list = []
     simulation = Session(defer=pending.append)
+    simulation.layout.open_more()
     d_k_slider = simulation.widgets["d_k"]
     exact = simulation.widgets["d_k_exact"]
     d_k_slider.value = 128
@@ -137,6 +137,7 @@ def test_control_updates_are_not_taken_back_as_changes_from_the_page(
     """Panel takes a widget change released by an outer hold for one from the page."""
     pending: list = []
     simulation = Session(defer=pending.append)
+    simulation.layout.open_more()
     document = Document()
     document.add_root(simulation.page.get_root(document))
     document.on_change(lambda event: None)  # a session listens: Bokeh then holds changes
@@ -146,7 +147,7 @@ def test_control_updates_are_not_taken_back_as_changes_from_the_page(
         "_process_events",
         lambda self, events: from_page.append((type(self).__name__, events)),
     )
-    exact = next(w for w in simulation.page.select(pmui.IntInput) if w.label == "exact d_k")
+    exact = simulation.widgets["d_k_exact"]
     query_box = simulation.lesson.row_compare.row_input
     with set_curdoc(document):  # as in a session: pn.io.hold() holds this document
         simulation.state.d_k = 300  # the exact d_k box follows
@@ -315,12 +316,13 @@ def test_the_update_after_the_plots_waits_for_the_plots() -> None:
     plots: list = []
     after: list = []
     simulation = Session(pace=plots.append, defer=after.append)
+    simulation.layout.open_more()
     for d_k in (128, 256, 512):
         simulation.state.d_k = d_k
     simulation.state.temperature = 2.0
-    assert len(plots) == 1 and not after, "the exact d_k box waits for the plots"
+    assert len(plots) == 1 and not after, "the lesson and the URL wait for the plots"
+    exact = simulation.widgets["d_k_exact"]
+    assert exact.value == 512, "the controls follow the state at once"
     plots.pop()()
     assert len(after) == 1
     after.pop()()
-    exact = next(w for w in simulation.page.select(pmui.IntInput) if w.label == "exact d_k")
-    assert exact.value == 512

@@ -63,6 +63,7 @@ class Page:
         self.document = Document()
         self.document.add_root(self.app.page.get_root(self.document))
         self.app.add_lesson()
+        self.app.layout.open_more()
 
     def model(self, label: str) -> Model:
         """The Bokeh model of the Material UI widget labelled ``label``."""
