@@ -32,6 +32,59 @@
   /** The parts' names in app.controls_spec, by the names this script gives them. */
   const PART = CONFIG.parts;
 
+  /** What `?controls=` asks for (query.js's parseShownControls), read as the page loads. */
+  let shownControls = { shown: null, notices: [] };
+
+  /** Open or close the "More controls" section below its button (aria-expanded says which). */
+  function setMoreOpen(open) {
+    const button = document.getElementById("sdpa-more-button");
+    document.getElementById("sdpa-more").hidden = !open;
+    button.setAttribute("aria-expanded", String(open));
+    button.textContent = `${CONFIG.shown.more_label} ${open ? "▴" : "▾"}`;
+  }
+
+  /**
+   * Put each control's cell where the link asks, before Bokeh draws into it: exactly the
+   * controls `?controls=` names, in its order, without "More controls"; otherwise the
+   * first-screen controls (as the template has them) and the others under "More controls",
+   * opened at once on a full page at least `wide_px` wide, as the served page does.
+   */
+  function arrangeControls() {
+    const spec = CONFIG.shown;
+    shownControls = Q.parseShownControls(root.location.search, CONFIG.query, spec);
+    const first = document.getElementById("sdpa-first");
+    const more = document.getElementById("sdpa-more");
+    const button = document.getElementById("sdpa-more-button");
+    const cells = new Map(
+      [...document.querySelectorAll(".sdpa-control")].map((cell) => [cell.dataset.control, cell]),
+    );
+    const shown = shownControls.shown;
+    if (shown) {
+      // The others stay in the closed section: Bokeh still draws every root it was given.
+      for (const [name, cell] of cells) {
+        (shown.includes(name) ? first : more).appendChild(cell);
+      }
+      for (const name of shown) {
+        first.appendChild(cells.get(name));
+      }
+      document.getElementById("sdpa-more-box").hidden = true;
+      more.hidden = true;
+      return;
+    }
+    button.addEventListener("click", () => {
+      setMoreOpen(button.getAttribute("aria-expanded") !== "true");
+    });
+    const embedded = Q.parseEmbed(root.location.search, CONFIG.query, spec.embed_parameter);
+    setMoreOpen(!embedded && root.innerWidth >= spec.wide_px);
+  }
+
+  // Before Bokeh's own DOMContentLoaded handler (registered later, at the end of <body>).
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", arrangeControls);
+  } else {
+    arrangeControls();
+  }
+
   function ndarray(values, n) {
     return root.Bokeh.require("core/util/ndarray").ndarray(values, { shape: [n, n] });
   }
@@ -400,7 +453,7 @@
       );
       this.syncWidgets();
       this.showScene();
-      this.showNotices([...parsed.notices, ...notices]);
+      this.showNotices([...parsed.notices, ...notices, ...shownControls.notices]);
       const everything = new Set(Object.keys(INPUTS));
       this.compute(everything);
       this.render(everything);

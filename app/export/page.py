@@ -24,6 +24,7 @@ from app.controls_spec import (
     HISTOGRAMS,
     INTRO,
     SCORES,
+    SHOWABLE_CONTROLS,
     TITLE,
     VIEW,
     WEIGHTS,
@@ -39,11 +40,20 @@ from app.export.data import (
     slider_grids,
 )
 from app.export.views import HISTOGRAM_HEADROOM, SHOWN_COLUMN, build_views
-from app.export.widgets import OFFLINE_CONTROLS, build_widgets, controls_column
+from app.export.widgets import (
+    FIRST_SCREEN,
+    MORE,
+    OFFLINE_CONTROLS,
+    build_widgets,
+    control_roots,
+    root_name,
+)
+from app.layout import WIDE_PAGE_PX
 from app.model import SimulationModel
 from app.presets import PRESETS
-from app.query import PARAMETER_NAMES, query_spec
+from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, query_spec
 from app.state import SimulationState
+from app.views.disclosure import DISCLOSURE_CSS, Disclosure
 from app.views.heatmap import (
     COLOUR_BAR_TITLES,
     SCORES_PALETTE,
@@ -87,6 +97,12 @@ def initial_state(data: ExportData) -> SimulationState:
     )
 
 
+def more_button_css() -> str:
+    """The served "More controls" button's stylesheet (a component's shadow root), for the
+    page's plain button in its box."""
+    return DISCLOSURE_CSS.replace(":host", ".sdpa-more").replace("button", "#sdpa-more-button")
+
+
 def presets_spec() -> dict:
     """The preset scenes of app/presets.py as data for query.js: key → label, words, values."""
     return {
@@ -96,6 +112,35 @@ def presets_spec() -> dict:
             "values": dict(preset.values),
         }
         for key, preset in PRESETS.items()
+    }
+
+
+PAGE_WIDGETS = PAGE_CONTROLS
+"""What the page offers a widget for: what ``?controls=`` may name on it."""
+
+SIDEBAR_PX = 1000
+"""Window width from which the page's controls sit beside the plots (page.css's media
+query). A full page opens "More controls" at once only from there (and from the served
+page's :data:`app.layout.WIDE_PAGE_PX`): below it the controls sit above the plots, and the
+opened section would push the heatmap below the first screen of a file opened from disk."""
+
+EMBED_PARAMETER = "embed"
+"""The query parameter that asks for the embedded layout (app.query.parse_embed's)."""
+
+MORE_LABEL = Disclosure.param.label.default
+"""The words of the button that opens the other controls: the served page's."""
+
+
+def shown_controls_spec() -> dict:
+    """What query.js needs to read ``?controls=`` as app.query.parse_shown_controls does:
+    the parameter's name and the names the page can show, in app.controls_spec's order."""
+    return {
+        "parameter": SHOWN_CONTROLS,
+        "names": [name for name in SHOWABLE_CONTROLS if name in PAGE_WIDGETS],
+        "first_screen": list(FIRST_SCREEN),
+        "wide_px": max(WIDE_PAGE_PX, SIDEBAR_PX),
+        "embed_parameter": EMBED_PARAMETER,
+        "more_label": MORE_LABEL,
     }
 
 
@@ -126,6 +171,7 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         "data": payload(data),
         "limits": page_limits(data),
         "query": query_spec(),
+        "shown": shown_controls_spec(),
         "presets": presets_spec(),
         "url_names": list(URL_NAMES),
         "heatmap": {
@@ -169,7 +215,7 @@ def build_document(data: ExportData) -> tuple[Document, dict, str]:
     widgets = build_widgets(state.param.values(), slider_grids(data))
     document = Document(title=TITLE)
     # The template places each root by its name (page.html.jinja).
-    for root in (controls_column(widgets), *views.roots.values()):
+    for root in (*control_roots(widgets).values(), *views.roots.values()):
         document.add_root(root)
     document.js_on_event("document_ready", _start_callback(views.models, widgets))
     config = page_config(data, state, curve_points=len(model.raw_histogram.curve_x))
@@ -206,12 +252,17 @@ def render_html(data: ExportData) -> str:
         title=TITLE,
         template=(ASSETS / "page.html.jinja").read_text(encoding="utf-8"),
         template_variables={
-            "sdpa_style": (ASSETS / "page.css").read_text(encoding="utf-8") + READOUT_CSS,
+            "sdpa_style": (ASSETS / "page.css").read_text(encoding="utf-8")
+            + more_button_css()
+            + READOUT_CSS,
             "sdpa_readouts": readouts,
             "sdpa_config": _script_safe(json.dumps(config, separators=(",", ":"))),
             "sdpa_scripts": scripts,
             "sdpa_title": html.escape(TITLE),
             "sdpa_intro": intro_html(),
+            "sdpa_first": [(name, root_name(name)) for name in FIRST_SCREEN],
+            "sdpa_more": [(name, root_name(name)) for name in MORE],
+            "sdpa_more_label": MORE_LABEL,
             "sdpa_limits": {
                 "n_max": data.n_max,
                 "d_max": data.d_max,

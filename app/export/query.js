@@ -293,6 +293,48 @@
   }
 
   /**
+   * app.query.parse_shown_controls: the controls `?<shown.parameter>=a,b` asks the page to
+   * show, in the link's order, from `shown.names` (what the page can show), with a notice
+   * for each name ignored; `shown` null when the link names no known control. Never throws.
+   */
+  function parseShownControls(search, spec, shown) {
+    const params = new URLSearchParams(search);
+    const name = shown.parameter;
+    if (!params.has(name)) {
+      return { shown: null, notices: [] };
+    }
+    const all = params.getAll(name);
+    const value = strip(all[all.length - 1], spec);
+    const length = [...value].length;
+    if (length > spec.maxLength) {
+      return {
+        shown: null,
+        notices: [`${name}: the value is ${length} characters long, so it was ignored.`],
+      };
+    }
+    const found = [];
+    const notices = [];
+    for (const part of value.split(",")) {
+      const word = strip(part, spec).toLowerCase();
+      if (shown.names.includes(word)) {
+        if (!found.includes(word)) {
+          found.push(word);
+        }
+      } else if (word !== "") {
+        const listed = shown.names.join(", ");
+        notices.push(`${name}: “${excerpt(word)}” is not one of ${listed}, so it was ignored.`);
+      }
+    }
+    return { shown: found.length ? found : null, notices };
+  }
+
+  /** app.query.parse_embed: whether `?<parameter>=` says true (never throws). */
+  function parseEmbed(search, spec, parameter) {
+    const all = new URLSearchParams(search).getAll(parameter);
+    return all.length > 0 && spec.true.includes(strip(all[all.length - 1], spec).toLowerCase());
+  }
+
+  /**
    * app.query.compose_search: `values` first, in their order, then every parameter of
    * `current` (the page's query) whose name `values` lacks, byte for byte and in its
    * order; names beginning with `reservedPrefix` (Bokeh's) are dropped.
@@ -320,6 +362,8 @@
 
   return {
     parseQuery,
+    parseShownControls,
+    parseEmbed,
     applyQuery,
     composeSearch,
     fitToPage,

@@ -12,6 +12,7 @@ import numpy as np
 from bokeh.layouts import column
 from bokeh.models import Div, HoverTool, Model, Range1d
 
+from app.layout import HEATMAP_ASPECT, HISTOGRAM_ASPECT
 from app.model import SimulationModel
 from app.views.heatmap import TITLES, VIEW_COLUMNS, HeatmapView
 from app.views.histogram import DotProductHistograms, HistogramView
@@ -125,6 +126,9 @@ def build_views(model: SimulationModel) -> PageViews:
         name="heatmap_title",
     )
     heatmap.figure.title.text = ""
+    # The figures scale with their column, as on the served page, so the heatmap and the
+    # raw histogram fit one screen from a phone to a wide window.
+    heatmap.figure.update(sizing_mode="scale_width", aspect_ratio=HEATMAP_ASPECT)
     histograms = DotProductHistograms(model)
     # Notices quote (filtered) URL values; the scene is a preset's label and words.
     notice = _hidden_text_box("notice", NOTICE_STYLES)
@@ -140,6 +144,7 @@ def build_views(model: SimulationModel) -> PageViews:
     }
     for which, view in (("raw", histograms.raw), ("scaled", histograms.scaled)):
         _fixed_y_range(view)
+        view.figure.update(sizing_mode="scale_width", aspect_ratio=HISTOGRAM_ASPECT)
         models[f"{which}_histogram"] = view.figure
         models[f"{which}_bars"] = view.bars
         models[f"{which}_curve"] = view.curve

@@ -28,10 +28,6 @@ from app.controls_spec import CONTROLS, Control, nearest_on_grid
 OFFLINE_CONTROLS: tuple[Control, ...] = tuple(control for control in CONTROLS if control.offline)
 """The controls the exported page offers, in the spec's order."""
 
-WIDGET_ORDER = ("slider", "switch", "buttons")
-"""The controls top to bottom, by widget kind (in the spec's order within a kind): sliders,
-then switches, then button groups, as on the served page."""
-
 CAPTION_STYLES = {"font-size": "13px"}
 """Style of the label above a widget that shows none of its own (a button group)."""
 
@@ -104,11 +100,29 @@ def build_widgets(
     }
 
 
-def controls_column(widgets: Mapping[str, Widget]) -> Column:
-    """The controls, top to bottom in :data:`WIDGET_ORDER`, as the page's "controls" root."""
-    items: list[Widget | Div] = []
-    for control in sorted(OFFLINE_CONTROLS, key=lambda c: WIDGET_ORDER.index(c.widget)):
+FIRST_SCREEN = tuple(control.name for control in OFFLINE_CONTROLS if control.first_screen)
+"""The offline controls on the first screen, beside or above the plots (spec order)."""
+
+MORE = tuple(control.name for control in OFFLINE_CONTROLS if not control.first_screen)
+"""The offline controls under "More controls" (spec order)."""
+
+
+def root_name(name: str) -> str:
+    """The name of the Bokeh root that holds control ``name``'s widget (and caption)."""
+    return f"control_{name}"
+
+
+def control_roots(widgets: Mapping[str, Widget]) -> dict[str, Column]:
+    """Each control's widget in a root of its own, by control name, a caption above those
+    that show no label: the page places each root in its grid cell (first screen or "More
+    controls", or where a ``?controls=`` link puts it)."""
+    roots: dict[str, Column] = {}
+    for control in OFFLINE_CONTROLS:
+        items: list[Widget | Div] = []
         if control.widget in CAPTIONED:
             items.append(Div(text=control.label, render_as_text=True, styles=CAPTION_STYLES))
         items.append(widgets[control.name])
-    return column(*items, sizing_mode="stretch_width", name="controls")
+        roots[control.name] = column(
+            *items, sizing_mode="stretch_width", name=root_name(control.name)
+        )
+    return roots

@@ -22,6 +22,7 @@ from app.controls import control_widget
 from app.controls_spec import CONTROLS, INPUTS, INTRO, TITLE, Control, page_spec
 from app.export.data import FIXED_CONTROLS, build_export_data, slider_grids
 from app.export.page import ASSETS, SCRIPTS, build_document
+from app.export.widgets import root_name
 
 from .test_page import config_of
 
@@ -76,7 +77,7 @@ class _Text(HTMLParser):
         self.strong: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        key = dict(attrs).get("class") or tag
+        key = tag if tag in ("title", "h1", "strong") else dict(attrs).get("class") or tag
         self.open.append(key if tag in ("title", "h1", "p", "strong") else "")
 
     def handle_endtag(self, tag: str) -> None:
@@ -93,7 +94,7 @@ def test_title_and_intro_are_the_specs(html: str) -> None:
     page = html[html.index("<title>") : html.index("</title>") + 8]
     body = html[html.index('<div class="sdpa-page">') :]
     parser = _Text()
-    parser.feed(page + body[: body.index("</header>")])
+    parser.feed(page + body[: body.index("</footer>")])
     assert parser.text["title"] == parser.text["h1"] == TITLE
     # The intro's Markdown shown as the served page shows it: **bold** as <strong>.
     assert " ".join(parser.text["sdpa-intro"].split()) == INTRO.replace("**", "")
@@ -109,8 +110,8 @@ def exported_words(document: Any, control: Control) -> tuple[str, list[str]]:
         (label,) = widget.labels
         return label, []
     assert isinstance(widget, RadioButtonGroup), control.name
-    # A button group's label is the caption right above it.
-    items = document.get_model_by_name("controls").children
+    # A button group's label is the caption right above it, in the control's root.
+    items = document.get_model_by_name(root_name(control.name)).children
     caption = items[items.index(widget) - 1]
     assert isinstance(caption, Div)
     return caption.text, list(widget.labels)
