@@ -32,11 +32,11 @@ WIDE_PAGE_PX = 800
 """From this window width the full page opens "More controls" as it renders; narrower
 windows, and every embedded page, show the experiment first."""
 
-HEATMAP_ASPECT = 1.35
+HEATMAP_ASPECT = 1.55
 """Width / height of the heatmap figure, which scales with its column's width."""
 
-HISTOGRAM_ASPECT = 2.25
-"""Width / height of each histogram figure."""
+HISTOGRAM_HEIGHT = 175
+"""Height of each histogram figure in px (they stretch to their column's width)."""
 
 
 class PageLayout:
@@ -102,7 +102,7 @@ class PageLayout:
             *panel_items,
             elevation=1,
             sizing_mode="stretch_width",
-            margin=(10, 5),
+            margin=(6, 5),
             css_classes=["controls"],
         )
         main_min_width = 760 if session.embed else 640
@@ -134,7 +134,8 @@ class PageLayout:
     def _show_more(self, event: object) -> None:
         opened = bool(self.more_button and self.more_button.opened)
         if opened and self.more is None:
-            self.more = self._more_controls()
+            # A column around the grid: the grid's own display rule would override hiding.
+            self.more = pn.Column(self._more_controls(), sizing_mode="stretch_width", margin=0)
             self._panel.append(self.more)
         elif self.more is not None:
             self.more.visible = opened
@@ -159,7 +160,7 @@ def _plots(session: Session) -> pn.viewable.Viewable:
     session.heatmap.figure.update(sizing_mode="scale_width", aspect_ratio=HEATMAP_ASPECT)
     histograms = (session.histograms.raw.figure, session.histograms.scaled.figure)
     for figure in histograms:
-        figure.update(sizing_mode="scale_width", aspect_ratio=HISTOGRAM_ASPECT)
+        figure.height = HISTOGRAM_HEIGHT
     heatmap = pn.pane.Bokeh(session.heatmap.figure, sizing_mode="stretch_width")
     column = pn.Column(
         *(pn.pane.Bokeh(figure, sizing_mode="stretch_width") for figure in histograms),

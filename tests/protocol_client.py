@@ -51,6 +51,10 @@ LESSON_MODELS = ("row_comparison", "collapse", "worked_example", "quiz")
 SLIDER_LABELS = {"d_k": "d_k (key dimension)", "temperature": "temperature"}
 """Slider key → the label of its panel-material-ui widget (app/controls.py)."""
 
+MORE_CONTROLS_TYPE = "Disclosure"
+"""Start of the type name of the "More controls" button's data model (app/views/
+disclosure.py): the page sets its ``opened``, and the server then builds those controls."""
+
 LESSON_GATE_TYPE = "LessonGate"
 """Start of the type name of the lesson gate's data model (``LessonGate1``; app/views/
 lesson_gate.py), when the page has one: the lesson is then built when the student reaches
@@ -295,6 +299,10 @@ class ModelIndex:
         """The data model of the lesson's gate (whose ``opened`` the page sets), if the page
         has one. Found by type: ``opened`` is left out of the JSON while it is false."""
         return next(self.find(lambda record: record.type.startswith(LESSON_GATE_TYPE)), None)
+
+    def more_controls(self) -> ModelRecord | None:
+        """The data model of the "More controls" button, if the page has one."""
+        return next(self.find(lambda record: record.type.startswith(MORE_CONTROLS_TYPE)), None)
 
     def figures(self, ids: Iterable[str]) -> list[ModelRecord]:
         """The Bokeh figures among the models ``ids``, in that order."""
@@ -820,6 +828,21 @@ async def open_lesson(session: ProtocolSession) -> float:
                 [{"kind": "ModelChanged", "model": {"id": gate.id}, "attr": "opened", "new": True}]
             )
     return await session.wait_lesson()
+
+
+async def open_more_controls(session: ProtocolSession, label: str = "seed") -> None:
+    """Press "More controls" as a student does, and wait until the widget ``label`` (one of
+    those controls) has arrived. Nothing to do on a page without the button."""
+    button = session.index.more_controls()
+    if button is None or button.attributes.get("opened"):
+        return
+    await session.send_events(
+        [{"kind": "ModelChanged", "model": {"id": button.id}, "attr": "opened", "new": True}]
+    )
+    await session.wait_for(
+        lambda: any(r.attributes.get("label") == label for r in session.index.models.values()),
+        "the more controls",
+    )
 
 
 @dataclass

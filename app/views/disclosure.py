@@ -6,11 +6,11 @@ import param
 from panel.custom import JSComponent
 
 DISCLOSURE_CSS = """
-:host { box-sizing: border-box; padding: 6px 10px; }
+:host { box-sizing: border-box; padding: 2px 10px 4px; }
 button {
   box-sizing: border-box;
   width: 100%;
-  padding: 6px 10px;
+  padding: 4px 10px;
   font: inherit;
   font-size: 14px;
   font-weight: 500;

@@ -197,6 +197,14 @@ class AppPage:
         """Wait until the session is idle and the heatmap has data and is drawn."""
         self.page.wait_for_function(FIRST_SCREEN_JS)
 
+    def open_more(self) -> None:
+        """Press "More controls" if it is closed (a narrow or embedded page) and wait until
+        its controls are on the page."""
+        button = self.page.get_by_role("button", name="More controls")
+        if button.get_attribute("aria-expanded") != "true":
+            button.click()
+        self.page.get_by_text("preset scene", exact=True).first.wait_for()
+
     def open_lesson(self) -> None:
         """Press the button under the readouts that opens the lesson; wait until it is in.
 

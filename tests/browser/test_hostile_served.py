@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from hostile_queries import HostileQuery, hostile_queries, sample
 from procs_support import run_async
-from protocol_client import ModelRecord, ProtocolError, ProtocolSession
+from protocol_client import ModelRecord, ProtocolError, ProtocolSession, open_more_controls
 from tornado.httpclient import HTTPClientError
 from tornado.httputil import parse_qs_bytes
 
@@ -198,6 +198,7 @@ async def send_bad_values(url: str) -> tuple[ProtocolSession, dict[str, ModelRec
     session = ProtocolSession(url, timeout=TIMEOUT, echo=False)
     await session.open()
     await session.send_document_ready()
+    await open_more_controls(session)
     records = widget_records(session)
     for record in records.values():
         for attr in ("value", *OTHER_PROPERTIES):
@@ -245,6 +246,7 @@ def test_a_bad_slider_index_is_put_back_where_the_state_is(app_server, value: An
         try:
             await session.open()
             await session.send_document_ready()
+            await open_more_controls(session)
             records = widget_records(session)
             slider, exact = records["d_k (key dimension)"], records["exact d_k"]
             marker = object()

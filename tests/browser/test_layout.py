@@ -107,6 +107,7 @@ def test_narrow_viewport_shows_every_plot_and_control(app_page: AppPage, query: 
     menu = page.get_by_role("button", name="Open drawer")
     if menu.count():
         menu.click()
+    app_page.open_more()
 
     for label, control in _controls(page).items():
         control.scroll_into_view_if_needed()
@@ -135,7 +136,7 @@ def test_header_does_not_cover_the_controls(app_page: AppPage, width: int) -> No
     page.set_viewport_size({"width": width, "height": 800})
     app_page.open()
     header = page.locator("header").first.bounding_box()
-    label = page.get_by_text("preset scene", exact=True).first.bounding_box()
+    label = page.get_by_text("d_k (key dimension)", exact=False).first.bounding_box()
     assert header is not None and label is not None
     assert label["y"] >= header["y"] + header["height"], f"header {header} covers {label}"
 
