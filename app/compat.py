@@ -75,9 +75,10 @@ def cached_bundle_resources(original: Callable[..., Any]) -> Callable[..., Any]:
     """``original`` (Panel's ``bundle_resources``) with its result kept per page kind.
 
     Panel recomputes a served page's scripts and stylesheets for every page request, walking
-    every custom component class of the process and checking their files on disk: about a
-    fifth of the server's time per arriving student, the same answer each time. Callers get
-    a copy, since Panel's autoload script adds to the bundle it receives.
+    every custom component class of the process and checking their files on disk, a large
+    share of the server's time per arriving student (docs/performance.md), the same answer
+    each time. Callers get a copy, since Panel's autoload script adds to the bundle it
+    receives.
     """
     cache: dict[tuple, Any] = {}
 
@@ -324,10 +325,10 @@ def respond_at_once(widget: Any) -> None:
 
     Panel waits 50 ms (``Syncable._debounce``) before it handles a change from the page,
     to batch bursts, unless the property is in ``_priority_changes``; and it flags the whole
-    process busy for each (``_busy__ignore`` lists the exceptions), ~3 ms of bookkeeping.
-    The 50 ms land on every slider move before the plots can change (keydown → painted
-    heatmap ≈ 40–45 ms without it); bursts still fold while the server is busy (app/ticks.py)
-    and no page here shows the busy flag (app/layout.py detaches it).
+    process busy for each (``_busy__ignore`` lists the exceptions). The wait lands on every
+    slider move before the plots can change, more than the rest of a move's keydown →
+    painted time (docs/performance.md); bursts still fold while the server is busy
+    (app/ticks.py) and no page here shows the busy flag (:func:`detach_from_global_busy`).
 
     Panel internals used, checked against Panel 1.9 and 1.10: the class attributes
     ``Syncable._priority_changes`` and ``Syncable._busy__ignore`` (lists of property names),
@@ -363,10 +364,10 @@ def detach_from_global_busy(page: Any) -> None:
     """Unbind a Material UI Page's ``busy`` from the process-wide ``pn.state.busy``.
 
     panel-material-ui binds every Page to it, so each websocket message of any session
-    re-walked every live session's page (~60 ms each with 30 sessions, several times per
-    slider move). Assigning a value drops the binding but param keeps its watcher on
-    ``pn.state``: that still ran per message and session, and kept every closed session's
-    page alive.
+    re-walked every live session's page, several times per slider move: with a class
+    connected, that cost grows with the class (docs/performance.md). Assigning a value drops
+    the binding but param keeps its watcher on ``pn.state``: that still ran per message and
+    session, and kept every closed session's page alive.
 
     Internals used, checked against Panel 1.9/1.10, param 2.2–2.4 and panel-material-ui
     0.16: ``Parameterized._param__private.ref_watchers`` (a list of ``(names, watcher)``

@@ -71,7 +71,8 @@ class GridSlider(CheckedPageChanges, pmui.DiscreteSlider):
 
     The page reports each move twice, as ``value`` and, for the released position,
     ``value_throttled``. Only ``value`` is followed (and bound to the state), so the second
-    report stays in the page: handling it cost the server ~0.8 ms per key press for nothing.
+    report stays in the page, where handling it would cost the server work on every key
+    press for nothing.
     A position is an index into the grid: anything else (-1, past the end, a fraction, a
     string) is refused rather than mapped, where -1 would have been the last option.
     """
@@ -88,9 +89,9 @@ class WholeNumberInput(CheckedPageChanges, pmui.IntInput):
 
     Only its value is followed from the page: in particular its bounds only flow from the
     server to the page, so a new bound set inside the app's ``pn.io.hold()`` is not taken,
-    once the hold releases it, for a change from the page and handled a second time (~1 ms
-    on an n move for the row comparison's query box). Bokeh lets only whole numbers (or
-    none, an emptied box) through; :func:`bind` clamps them or puts the box back.
+    once the hold releases it, for a change from the page and handled a second time. Bokeh
+    lets only whole numbers (or none, an emptied box) through; :class:`ControlBinding`
+    clamps them or puts the box back.
     """
 
 

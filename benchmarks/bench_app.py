@@ -2,7 +2,7 @@
 
 Starts ``panel serve app/main.py`` on a free local port (5100–5199), drives it with Debian's
 Chromium through Playwright, times the server-side work in-process, and prints medians as
-a markdown table for the README::
+a markdown table for docs/performance.md::
 
     python benchmarks/bench_app.py            # about two minutes on two cores
     python benchmarks/bench_app.py --runs 5   # quicker, noisier

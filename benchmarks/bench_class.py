@@ -1035,6 +1035,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--n", type=int, default=32, help="sequence length in the URL (32)")
     parser.add_argument("--d-k", type=int, default=64, help="d_k in the URL (64)")
     parser.add_argument(
+        "--embed",
+        action="store_true",
+        help="open the page as a course page's iframe does (?embed=true)",
+    )
+    parser.add_argument(
         "--lesson-fraction",
         type=float,
         default=1.0,
@@ -1135,7 +1140,7 @@ async def run(args: argparse.Namespace, server: Server) -> dict[str, Any]:
     """The class run and/or the churn run against ``server``."""
     base = args.url.split("?")[0] if args.url else server.url
     plan = Plan(
-        url=page_url(base, n=args.n, d_k=args.d_k),
+        url=page_url(base, n=args.n, d_k=args.d_k, embed="true" if args.embed else None),
         origin=args.origin,
         rate=args.rate,
         duration=args.duration,

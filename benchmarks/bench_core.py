@@ -2,7 +2,7 @@
 
 Run it from the repository root (NumPy is the only requirement)::
 
-    python benchmarks/bench_core.py            # the README table, ~1 minute
+    python benchmarks/bench_core.py            # the table in docs/performance.md, ~1 minute
     python benchmarks/bench_core.py --repeats 15 --min-time 0.05
 
 For n ∈ {64, 256, 1024} tokens and d_k ∈ {64, 1024} it times, in float64 and float32:
@@ -18,7 +18,7 @@ enough back-to-back calls to last ``--min-time`` seconds, so microsecond calls a
 in timer noise. Ratios are medians of attention over medians of the matmul from the same
 run. The target is attention ≤ 1.5× the matmul at n = 1024, d_k = 1024, d_v = 64.
 
-The output is a markdown table to paste into the README, preceded by the machine it ran on.
+The output is a markdown table for docs/performance.md, preceded by the machine it ran on.
 
 ``--moves`` instead times what a slider move asks of the core at n = 256, d_k = 64 (sample
 Q and K, the raw scores, the softmax, the dot-product pool): a d_k move against a move of
