@@ -28,7 +28,10 @@ def _log_int_grid(low: int, high: int, per_octave: int) -> tuple[int, ...]:
 
 
 def nearest_on_grid(value: float, grid: tuple | list) -> float:
-    """The grid position closest to ``value`` on a log scale (grids hold positive numbers)."""
+    """The grid position closest to ``value``: on a log scale when every position is
+    positive (d_k, n, temperature, σ), on a linear one otherwise (ρ, which spans 0)."""
+    if min(grid) <= 0:
+        return min(grid, key=lambda option: abs(option - value))
     target = math.log(value)
     return min(grid, key=lambda option: abs(math.log(option) - target))
 
@@ -105,6 +108,22 @@ TEMPERATURE_GRID = (
     1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0,
 )  # fmt: skip
 """Temperature slider positions: round numbers on a roughly log scale from 0.05 to 20."""
+
+SIGMA_BOUNDS = (0.25, 4.0)
+RHO_BOUNDS = (-0.95, 0.95)
+
+SIGMA_GRID = (
+    0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0, 1.2, 1.4, 1.7, 2.0, 2.4, 2.8, 3.4, 4.0,
+)  # fmt: skip
+"""σ_q and σ_k slider positions: four round numbers per octave on a log scale, 0.25 to 4."""
+
+RHO_GRID = tuple(round(0.05 * i - 0.95, 2) + 0.0 for i in range(39))
+"""ρ slider positions: every 0.05 from −0.95 to 0.95, on a linear scale."""
+
+PRECISION_CHOICES = MappingProxyType(
+    {"float64": "float64", "float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
+)
+"""Formats the softmax can compute in (sdpa_core.PRECISIONS): URL value → button text."""
 
 VIEWS = MappingProxyType(
     {"weights": "attention weights", "scaled": "scaled scores", "raw": "raw scores"}
@@ -202,8 +221,85 @@ CONTROLS: tuple[Control, ...] = (
         offline=False,
         feeds=frozenset({ROW}),
     ),
+    # When the lesson's assumptions break (the lesson's "When the assumptions break"
+    # section shows them; the offline page leaves them out for now).
+    Control(
+        "sigma_q",
+        label="σ_q (query std)",
+        doc="Standard deviation of each query entry (the lesson assumes 1).",
+        kind="number",
+        default=1.0,
+        bounds=SIGMA_BOUNDS,
+        grid=SIGMA_GRID,
+        widget="slider",
+        url_format="general",
+        offline=False,
+        feeds=_SAMPLES,
+    ),
+    Control(
+        "sigma_k",
+        label="σ_k (key std)",
+        doc="Standard deviation of each key entry (the lesson assumes 1).",
+        kind="number",
+        default=1.0,
+        bounds=SIGMA_BOUNDS,
+        grid=SIGMA_GRID,
+        widget="slider",
+        url_format="general",
+        offline=False,
+        feeds=_SAMPLES,
+    ),
+    Control(
+        "rho",
+        label="ρ (q–k correlation)",
+        doc="Correlation between q_i and k_i of the same token and dimension (the lesson "
+        "assumes 0).",
+        kind="number",
+        default=0.0,
+        bounds=RHO_BOUNDS,
+        grid=RHO_GRID,
+        widget="slider",
+        url_format="general",
+        offline=False,
+        feeds=_SAMPLES,
+    ),
+    Control(
+        "qk_norm",
+        label="normalise q and k",
+        doc="QK-norm: scale each query and key to unit length times √d_k before the dot product.",
+        kind="boolean",
+        default=False,
+        widget="switch",
+        offline=False,
+        feeds=_SAMPLES,
+    ),
+    Control(
+        "precision",
+        label="softmax precision",
+        doc="The floating-point format the softmax computes in.",
+        kind="choice",
+        default="float64",
+        choices=PRECISION_CHOICES,
+        widget="buttons",
+        offline=False,
+        feeds=frozenset({WEIGHTS, OUTPUT}),
+    ),
+    Control(
+        "subtract_max",
+        label="subtract the row max",
+        doc="Subtract each row's largest logit before exponentiating (the stable softmax).",
+        kind="boolean",
+        default=True,
+        widget="switch",
+        offline=False,
+        feeds=frozenset({WEIGHTS, OUTPUT}),
+    ),
 )
 """Every control, in the order the URL writes them (after ``preset``)."""
+
+ASSUMPTION_CONTROLS = ("sigma_q", "sigma_k", "rho", "qk_norm", "precision", "subtract_max")
+"""The controls of the lesson's "When the assumptions break" section, top to bottom; at
+their defaults the page is the lesson's, number for number."""
 
 CONTROL_BY_NAME: Mapping[str, Control] = MappingProxyType({c.name: c for c in CONTROLS})
 

@@ -11,6 +11,7 @@ import panel as pn
 from app.flow import grid, side_by_side
 from app.lesson_text import HISTOGRAM, SAME_D_K, SCALE, TEMPERATURE
 from app.model import SimulationModel
+from app.views.assumptions import AssumptionsView
 from app.views.collapse import CollapseView
 from app.views.output import OutputView
 from app.views.quiz import QuizView
@@ -30,12 +31,14 @@ class LessonSections:
         self.collapse = CollapseView(model)
         self.worked_example = WorkedExampleView(model)
         self.quiz = QuizView(model)
+        self.assumptions = AssumptionsView(model)
         self.views = (
             self.row_compare,
             self.output,
             self.collapse,
             self.worked_example,
             self.quiz,
+            self.assumptions,
         )
         """Every view with an ``update(model, parts)``, in page order."""
 
@@ -47,4 +50,11 @@ class LessonSections:
             gap=4,
         )
         why = side_by_side([self.row_compare.panel, self.output.panel], basis=[360, 360], gap=16)
-        return [faq, self.collapse.panel, why, self.worked_example.panel, self.quiz.panel]
+        return [
+            faq,
+            self.collapse.panel,
+            why,
+            self.worked_example.panel,
+            self.quiz.panel,
+            self.assumptions.panel,
+        ]

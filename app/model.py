@@ -22,11 +22,12 @@ from app.derived import (
     RowComparison,
     ScoreImages,
     WeightsFrame,
-    dot_product_histograms,
+    histograms_for,
+    images_for,
+    law_of,
     output_frame,
-    raw_scores,
     row_comparison,
-    score_images,
+    scores_for,
     weights_frame,
 )
 from app.state import SimulationState
@@ -59,7 +60,8 @@ class SimulationModel(param.Parameterized):
         class_=SimulationState, constant=True, doc="The controls the student has set."
     )
     scores = param.ClassSelector(
-        class_=ScoreImages, doc="Raw and scaled score images (depend on n, d_k, seed, mask)."
+        class_=ScoreImages,
+        doc="Raw and scaled score images (depend on n, d_k, seed, mask and the law of Q, K).",
     )
     weights = param.ClassSelector(
         class_=WeightsFrame, doc="Attention weights and collapse readouts of the state."
@@ -71,10 +73,13 @@ class SimulationModel(param.Parameterized):
         class_=OutputFrame, doc="The values V and the attention output weights·V."
     )
     raw_histogram = param.ClassSelector(
-        class_=HistogramFrame, doc="Histogram of the raw dot products against Normal(0, d_k)."
+        class_=HistogramFrame,
+        doc="Histogram of the raw dot products against their normal law (Normal(0, d_k) in "
+        "the lesson).",
     )
     scaled_histogram = param.ClassSelector(
-        class_=HistogramFrame, doc="Histogram of the dot products / √d_k against Normal(0, 1)."
+        class_=HistogramFrame,
+        doc="Histogram of the dot products / √d_k against their law (Normal(0, 1) in the lesson).",
     )
 
     def __init__(self, state: SimulationState | None = None, **params: object) -> None:
@@ -90,19 +95,22 @@ class SimulationModel(param.Parameterized):
         changed = set(changed)
         parts = {part for part, inputs in INPUTS.items() if changed & inputs}
         state = self.state
+        law = law_of(state)
         if SCORES in parts:
-            self.scores = score_images(state.n, state.d_k, state.seed, state.causal)
+            self.scores = images_for(state.n, state.d_k, state.seed, state.causal, law)
         if WEIGHTS in parts:
             self.weights = weights_frame(
-                raw_scores(state.n, state.d_k, state.seed),
+                scores_for(state.n, state.d_k, state.seed, law),
                 state.d_k,
                 scaled=state.scaled,
                 temperature=state.temperature,
                 causal=state.causal,
+                precision=state.precision,
+                stable=state.subtract_max,
             )
         if ROW in parts:
             self.row = row_comparison(
-                raw_scores(state.n, state.d_k, state.seed),
+                scores_for(state.n, state.d_k, state.seed, law),
                 state.row,
                 state.d_k,
                 temperature=state.temperature,
@@ -111,7 +119,5 @@ class SimulationModel(param.Parameterized):
         if OUTPUT in parts:
             self.output = output_frame(self.weights.weights, state.seed)
         if HISTOGRAMS in parts:
-            self.raw_histogram, self.scaled_histogram = dot_product_histograms(
-                state.d_k, state.seed
-            )
+            self.raw_histogram, self.scaled_histogram = histograms_for(state.d_k, state.seed, law)
         return parts

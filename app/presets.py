@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from app.controls_spec import ASSUMPTION_CONTROLS, CONTROL_BY_NAME
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -16,9 +18,16 @@ class Preset:
     values: Mapping[str, object]
 
 
+LESSON_ASSUMPTIONS: Mapping[str, object] = MappingProxyType(
+    {name: CONTROL_BY_NAME[name].default for name in ASSUMPTION_CONTROLS}
+)
+"""The lesson's assumptions (unit variances, no correlation, no QK-norm, float64, the row
+max subtracted): every scene below keeps them."""
+
+
 def _preset(label: str, description: str, **values: object) -> Preset:
     # Read-only, so a caller cannot change a scene for every later session.
-    return Preset(label, description, MappingProxyType(values))
+    return Preset(label, description, MappingProxyType({**values, **LESSON_ASSUMPTIONS}))
 
 
 PRESETS: Mapping[str, Preset] = MappingProxyType(

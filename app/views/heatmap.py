@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 from bokeh.models import (
     ColorBar,
     ColumnDataSource,
     CustomJSHover,
     HoverTool,
+    Legend,
+    LegendItem,
     LinearColorMapper,
     Range1d,
 )
@@ -23,6 +26,15 @@ SCORES_PALETTE = interp_palette(RdBu11, 255)
 """Diverging and colour-blind safe (blue negative, red positive), symmetric around 0."""
 
 MASK_COLOUR = "#9e9e9e"
+
+OVERFLOW_COLOUR = "#ff1f5b"
+"""Cells whose weight overflowed to inf or NaN: a vivid red-pink, in none of the palettes
+and far from the mask's grey."""
+
+TRANSPARENT = "rgba(0, 0, 0, 0)"
+
+OVERFLOW_LABEL = "inf/NaN weight (overflow)"
+MASK_LABEL = "masked (causal)"
 
 VIEW_COLUMNS = {"weights": "weight", "scaled": "scaled", "raw": "raw"}
 """Heatmap view → the source column its image glyph draws."""
@@ -132,7 +144,12 @@ class HeatmapView:
             )
         )
         without_glyph_copies(self.figure)
+        self.overflow_source: ColumnDataSource | None = None
+        """The overflowed cells' layer, added over the weights the first time a weight
+        overflows (a page that never overflows never carries it)."""
+        self.overflow_legend: Legend | None = None
         self._apply_view(model)
+        self._apply_overflow(model)
 
     @staticmethod
     def _data(model: SimulationModel) -> dict[str, list]:
@@ -175,6 +192,71 @@ class HeatmapView:
             self._apply_limits(model)
         if ROW in parts:
             self.row_outline.data = self._outline(model)
+        if WEIGHTS in parts or VIEW in parts:
+            self._apply_overflow(model)
+
+    @staticmethod
+    def _overflow_data(model: SimulationModel) -> dict[str, list]:
+        """1 where a weight is inf or NaN, NaN (transparent) elsewhere; one NaN cell when
+        none overflowed."""
+        overflow = model.weights.overflow
+        if overflow is None:
+            image = np.full((1, 1), np.nan, dtype=np.float32)
+        else:
+            image = np.where(overflow, np.float32(1), np.float32(np.nan)).astype(np.float32)
+        n = model.state.n
+        return {"overflow": [image], "x": [0], "y": [0], "dw": [n], "dh": [n]}
+
+    def _apply_overflow(self, model: SimulationModel) -> None:
+        """Mark overflowed weights in their own colour, with a legend beside the mask's."""
+        overflowed = model.weights.overflow is not None
+        if self.overflow_source is None:
+            if not overflowed:
+                return
+            self._add_overflow_layer(model)
+        assert self.overflow_source is not None and self.overflow_legend is not None
+        self.overflow_source.data = self._overflow_data(model)
+        shown = overflowed and model.state.view == "weights"
+        self.overflow_renderer.visible = shown
+        self.overflow_legend.visible = shown
+        self.overflow_legend.items[1].visible = bool(model.state.causal)
+
+    def _add_overflow_layer(self, model: SimulationModel) -> None:
+        self.overflow_source = ColumnDataSource(self._overflow_data(model))
+        mapper = LinearColorMapper(
+            palette=[OVERFLOW_COLOUR], low=0.0, high=1.0, nan_color=TRANSPARENT
+        )
+        self.overflow_renderer = self.figure.image(
+            image="overflow",
+            x="x",
+            y="y",
+            dw="dw",
+            dh="dh",
+            source=self.overflow_source,
+            color_mapper=mapper,
+            name="heatmap_overflow",
+        )
+        # Empty squares: legend keys only.
+        keys = [
+            self.figure.scatter(
+                x=[], y=[], marker="square", size=10, fill_color=colour, line_color=colour
+            )
+            for colour in (OVERFLOW_COLOUR, MASK_COLOUR)
+        ]
+        self.overflow_legend = Legend(
+            items=[
+                LegendItem(label=OVERFLOW_LABEL, renderers=[keys[0]]),
+                LegendItem(label=MASK_LABEL, renderers=[keys[1]]),
+            ],
+            location="top_right",
+            label_text_font_size="11px",
+            padding=4,
+            spacing=2,
+            background_fill_alpha=0.85,
+            name="heatmap_overflow_legend",
+        )
+        self.figure.add_layout(self.overflow_legend)
+        without_glyph_copies(self.figure)
 
     def _apply_view(self, model: SimulationModel) -> None:
         view = model.state.view

@@ -7,7 +7,7 @@ from bokeh.core.properties import value
 from bokeh.models import ColumnDataSource, DataRange1d, Range1d
 from bokeh.plotting import figure
 
-from app.derived import HistogramFrame
+from app.derived import LESSON_LAW, HistogramFrame, law_of
 from app.model import HISTOGRAMS, SimulationModel
 from app.views.style import legend_above, without_glyph_copies
 
@@ -100,17 +100,38 @@ class DotProductHistograms:
         self.update(model, {HISTOGRAMS})
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
-        """Redraw both histograms when d_k or the seed changed."""
+        """Redraw both histograms when d_k, the seed or the law of q and k changed."""
         if HISTOGRAMS not in parts:
             return
         d_k = model.state.d_k
+        if law_of(model.state) == LESSON_LAW:
+            self.raw.show(
+                model.raw_histogram,
+                f"Raw q·k at d_k = {d_k}: std ≈ √d_k = {d_k**0.5:.3g}",
+                f"Normal(0, {d_k})",
+            )
+            self.scaled.show(
+                model.scaled_histogram,
+                f"Scaled q·k / √d_k at d_k = {d_k}: std ≈ 1",
+                "Normal(0, 1)",
+            )
+            return
+        # The titles keep "at d_k = …:" (pages and tests wait on it).
+        normed = " (QK-norm)" if model.state.qk_norm else ""
+        raw, scaled = model.raw_histogram, model.scaled_histogram
         self.raw.show(
-            model.raw_histogram,
-            f"Raw q·k at d_k = {d_k}: std ≈ √d_k = {d_k**0.5:.3g}",
-            f"Normal(0, {d_k})",
+            raw,
+            f"Raw q·k{normed} at d_k = {d_k}: std ≈ {raw.expected_std:.3g}",
+            normal_label(raw),
         )
         self.scaled.show(
-            model.scaled_histogram,
-            f"Scaled q·k / √d_k at d_k = {d_k}: std ≈ 1",
-            "Normal(0, 1)",
+            scaled,
+            f"Scaled q·k / √d_k{normed} at d_k = {d_k}: std ≈ {scaled.expected_std:.3g}",
+            normal_label(scaled),
         )
+
+
+def normal_label(frame: HistogramFrame) -> str:
+    """``Normal(mean, variance)`` of a histogram's curve, in three significant digits."""
+    mean = frame.expected_mean + 0.0  # no "-0"
+    return f"Normal({mean:.3g}, {frame.expected_std**2:.3g})"

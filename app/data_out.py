@@ -1,0 +1,192 @@
+"""Data out: the heatmap's matrix and the histograms as CSV, named after the state.
+
+The values are the page's own: the float32 images the heatmap draws (written with nine
+significant digits, which give back each float32 exactly) and the histograms' bars, so a
+student's spreadsheet holds what the page showed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Callable
+
+import numpy as np
+import panel as pn
+
+from app.compat import CheckedPageChanges
+from app.controls_spec import CONTROL_BY_NAME
+from app.derived import HistogramFrame
+from app.model import SimulationModel
+
+MATRIX_COLUMNS = ("query", "key", "raw", "scaled", "weight")
+HISTOGRAM_COLUMNS = ("histogram", "left", "right", "count", "density", "reference_density")
+
+_LAW = ("sigma_q", "sigma_k", "rho", "qk_norm")
+_SOFTMAX = ("precision", "subtract_max")
+
+
+def _short(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _changed(model: SimulationModel, names: tuple[str, ...]) -> list[str]:
+    """``name-value`` for each of ``names`` whose control is not at its default."""
+    state = model.state
+    return [
+        f"{name}-{_short(getattr(state, name))}"
+        for name in names
+        if getattr(state, name) != CONTROL_BY_NAME[name].default
+    ]
+
+
+def matrix_filename(model: SimulationModel) -> str:
+    """``sdpa_d_k-64_T-1_n-32_scaled.csv``, with the mask, seed, law of q and k and the
+    softmax's settings added when they are not the defaults."""
+    state = model.state
+    parts = [
+        "sdpa",
+        f"d_k-{state.d_k}",
+        f"T-{state.temperature:g}",
+        f"n-{state.n}",
+        "scaled" if state.scaled else "unscaled",
+    ]
+    if state.causal:
+        parts.append("causal")
+    parts += _changed(model, ("seed", *_LAW, *_SOFTMAX))
+    return "_".join(parts) + ".csv"
+
+
+def histogram_filename(model: SimulationModel) -> str:
+    """``sdpa_d_k-64_histogram.csv``, with the seed and law added when not the defaults."""
+    parts = ["sdpa", f"d_k-{model.state.d_k}", *_changed(model, ("seed", *_LAW))]
+    return "_".join([*parts, "histogram"]) + ".csv"
+
+
+def _matrix_text(causal: bool, raw: np.ndarray, scaled: np.ndarray, weight: np.ndarray) -> str:
+    n = raw.shape[0]
+    raw_rows, scaled_rows, weight_rows = raw.tolist(), scaled.tolist(), weight.tolist()
+    lines = [",".join(MATRIX_COLUMNS)]
+    for i in range(n):
+        r, s, w = raw_rows[i], scaled_rows[i], weight_rows[i]
+        visible = i + 1 if causal else n
+        lines.extend(f"{i},{j},{r[j]:.9g},{s[j]:.9g},{w[j]:.9g}" for j in range(visible))
+        lines.extend(f"{i},{j},,," for j in range(visible, n))
+    return "\n".join(lines) + "\n"
+
+
+def _matrix_snapshot(model: SimulationModel) -> tuple:
+    """What :func:`matrix_csv` writes, taken from the model as it is now (read-only arrays)."""
+    scores, weights = model.scores, model.weights
+    return (
+        bool(model.state.causal),
+        scores.raw_image,
+        scores.scaled_image,
+        weights.weights_image,
+    )
+
+
+def matrix_csv(model: SimulationModel) -> str:
+    """Every cell of the heatmap, row by row: query i, key j, raw score, scaled score and
+    weight as the page draws them (float32). Masked cells have empty values; an overflowed
+    weight is ``nan``."""
+    return _matrix_text(*_matrix_snapshot(model))
+
+
+def _histogram_rows(name: str, frame: HistogramFrame) -> list[str]:
+    centres = (frame.left.astype(np.float64) + frame.right) / 2
+    variance = frame.expected_std**2
+    reference = np.exp(-0.5 * (centres - frame.expected_mean) ** 2 / variance) / np.sqrt(
+        2 * np.pi * variance
+    )
+    return [
+        f"{name},{left!r},{right!r},{count},{density!r},{curve!r}"
+        for left, right, count, density, curve in zip(
+            frame.left.tolist(),
+            frame.right.tolist(),
+            frame.counts.tolist(),
+            frame.density.tolist(),
+            reference.tolist(),
+            strict=True,
+        )
+    ]
+
+
+def _histogram_text(raw: HistogramFrame, scaled: HistogramFrame) -> str:
+    rows = [*_histogram_rows("raw", raw), *_histogram_rows("scaled", scaled)]
+    return ",".join(HISTOGRAM_COLUMNS) + "\n" + "\n".join(rows) + "\n"
+
+
+def _histogram_snapshot(model: SimulationModel) -> tuple[HistogramFrame, HistogramFrame]:
+    return model.raw_histogram, model.scaled_histogram
+
+
+def histogram_csv(model: SimulationModel) -> str:
+    """Both histograms' bins: edges, counts, density (as drawn) and the reference normal
+    density at each bin's centre (the curve's law), raw first, then scaled."""
+    return _histogram_text(*_histogram_snapshot(model))
+
+
+class CSVDownload(CheckedPageChanges, pn.widgets.FileDownload):
+    """Panel's file download, following only its click count from the page."""
+
+    page_properties = ("clicks",)
+
+    def accepts_from_page(self, name: str, value: object) -> bool:
+        """Only a whole-number click count."""
+        return type(value) is int and value >= 0
+
+
+def _download(
+    model: SimulationModel,
+    label: str,
+    name: str,
+    filename: Callable[[SimulationModel], str],
+    snapshot: Callable[[SimulationModel], tuple],
+    text: Callable[..., str],
+) -> CSVDownload:
+    button = CSVDownload(
+        label=label,
+        filename=filename(model),
+        color="primary",
+        variant="outline",
+        icon="download",
+        css_classes=[name],
+        sizing_mode="stretch_width",
+    )
+
+    async def build() -> io.StringIO:
+        # The name and the data are taken now, on the session's thread; the text (1.4 s
+        # at n = 1024) is written in a worker thread, so other sessions keep moving.
+        button.filename = filename(model)
+        return io.StringIO(await asyncio.to_thread(text, *snapshot(model)))
+
+    button.callback = build
+    return button
+
+
+def download_buttons(model: SimulationModel) -> list[CSVDownload]:
+    """The two "Download CSV" buttons: each writes its file when pressed, from the model as
+    it is then, named after the state."""
+    return [
+        _download(
+            model,
+            "Download CSV: heatmap matrix",
+            "download_matrix",
+            matrix_filename,
+            _matrix_snapshot,
+            _matrix_text,
+        ),
+        _download(
+            model,
+            "Download CSV: histograms",
+            "download_histogram",
+            histogram_filename,
+            _histogram_snapshot,
+            _histogram_text,
+        ),
+    ]

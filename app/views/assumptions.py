@@ -1,0 +1,120 @@
+"""The lesson's "When the assumptions break" section: other variances, correlated q and k,
+QK-norm, the softmax's precision and max subtraction, and the data out."""
+
+from __future__ import annotations
+
+import math
+
+import panel as pn
+
+import sdpa_core
+from app.controls import build_controls
+from app.controls_spec import ASSUMPTION_CONTROLS
+from app.data_out import download_buttons
+from app.derived import expected_moments, law_of
+from app.flow import grid
+from app.model import HISTOGRAMS, WEIGHTS, SimulationModel
+from app.views.markup import ServerMarkup
+from app.views.readouts import READOUT_CSS, _tile
+
+EXPLANATION = """\
+### When the assumptions break
+
+Dividing by √d_k gives the scores a spread of 1 only if every entry of q and k has
+variance 1 and q and k are independent: then Var[q·k] = d_k. With standard deviations
+**σ_q**, **σ_k** and a correlation **ρ** between q_i and k_i, the dot product has mean
+ρ·d_k·σ_q·σ_k and variance d_k·σ_q²·σ_k²·(1 + ρ²): the scaled scores spread by
+σ_q·σ_k·√(1 + ρ²), and the softmax collapses again at large σ. Models do not rely on
+the assumption: **QK-norm** (as in ViT-22B and OLMo 2) normalises each query and key to
+length √d_k before the dot product, which restores the spread whatever the σ.
+
+The softmax's exponential is the other weak point. exp(x) overflows above
+x ≈ 709.8 in float64 but above 88.7 in float32 and bfloat16 and only 11.1 in float16:
+unscaled scores at d_k = 1024 reach 100 and more, so the textbook exp(x) / Σ exp(x)
+gives inf / inf = NaN. Every framework therefore **subtracts the row max** first (the
+weights do not change, and the largest exp is 1); the heatmap marks overflowed weights
+in red. Here the logits are computed in float64 and rounded to the chosen format, then
+exp, the row sum and the division run in it.
+"""
+
+SECTION_CSS = ".assumptions-readouts { margin: 4px 0; }"
+
+
+def _fmt(value: float, digits: int = 3) -> str:
+    return "—" if not math.isfinite(value) else f"{value:.{digits}g}"
+
+
+def assumptions_html(model: SimulationModel) -> str:
+    """The section's readouts: the law of q·k (expected vs measured) and the softmax's
+    overflow in the chosen format, as HTML built from numbers only."""
+    state, weights = model.state, model.weights
+    law = law_of(state)
+    mean, variance = expected_moments(state.d_k, law)
+    raw, scaled = model.raw_histogram, model.scaled_histogram
+    report = weights.precision_report
+    threshold = sdpa_core.exp_overflow_threshold(state.precision)
+    non_finite = report.non_finite if report is not None else 0
+    size = report.size if report is not None else weights.weights.size
+    error = report.max_abs_error if report is not None else 0.0
+    tiles = [
+        _tile(
+            "law-mean",
+            "mean of raw q·k",
+            _fmt(float(mean), 3),
+            "expected ρ·d_k·σ_q·σ_k" if not law.qk_norm else "expected ρ·d_k (QK-norm)",
+        ),
+        _tile(
+            "law-std",
+            "std of q·k / √d_k",
+            f"{scaled.std:.2f}",
+            f"expected {math.sqrt(variance / state.d_k):.2f} (raw {raw.expected_std:.3g})",
+        ),
+        _tile(
+            "largest-logit",
+            "largest logit",
+            _fmt(weights.max_logit, 4),
+            f"exp overflows above {threshold:.1f} in {state.precision}",
+        ),
+        _tile(
+            "precision-non-finite",
+            "non-finite weights (inf/NaN)",
+            f"{non_finite:,}",
+            f"of {size:,}",
+        ),
+        _tile(
+            "precision-error",
+            "largest |weight − float64|",
+            "—" if math.isnan(error) else f"{error:.2g}",
+            "over the finite weights",
+        ),
+    ]
+    return f'<div class="readouts assumptions-readouts">{"".join(tiles)}</div>'
+
+
+class AssumptionsView:
+    """The section: its controls (from the spec), the explanation, readouts and the two
+    "Download CSV" buttons."""
+
+    def __init__(self, model: SimulationModel) -> None:
+        self.widgets = build_controls(model.state, ASSUMPTION_CONTROLS)
+        self.readouts = ServerMarkup(
+            html=assumptions_html(model),
+            stylesheets=[READOUT_CSS, SECTION_CSS],
+            sizing_mode="stretch_width",
+            margin=(5, 10),
+        )
+        self.downloads = download_buttons(model)
+        self.panel = pn.Column(
+            pn.pane.Markdown(EXPLANATION, sizing_mode="stretch_width"),
+            grid(list(self.widgets.values()), min_width=200, gap=4),
+            self.readouts,
+            grid(self.downloads, min_width=240, gap=8),
+            sizing_mode="stretch_width",
+            css_classes=["assumptions"],
+            name="assumptions",
+        )
+
+    def update(self, model: SimulationModel, parts: set[str]) -> None:
+        """Re-render the readouts when the weights or the histograms changed."""
+        if parts & {WEIGHTS, HISTOGRAMS}:
+            self.readouts.show(assumptions_html(model))
