@@ -17,6 +17,7 @@
   const K = root.SdpaKernel;
   const T = root.SdpaText;
   const Q = root.SdpaQuery;
+  const L = root.SdpaLesson;
 
   const CONFIG = JSON.parse(document.getElementById("sdpa-export-config").textContent);
   const DATA = CONFIG.data;
@@ -170,6 +171,60 @@
       this.frames = {};
       this.updates = 0;
       this.pending = null;
+      this.collapseTable = L.float64FromBase64(CONFIG.collapse.table);
+      /** What the lesson's views last drew, by view: they redraw only on a change. */
+      this.drawn = {};
+      this.lessonScheduled = false;
+      this.lessonUpdates = 0;
+    }
+
+    /**
+     * Update the lesson's views after the frame that shows the new heatmap: a message
+     * posted from the next animation frame runs once that frame is on screen.
+     */
+    scheduleLesson() {
+      if (this.lessonScheduled) {
+        return;
+      }
+      this.lessonScheduled = true;
+      root.requestAnimationFrame(() => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => {
+          this.lessonScheduled = false;
+          this.renderLesson();
+        };
+        channel.port2.postMessage(null);
+      });
+    }
+
+    /** Redraw each lesson view whose inputs changed since it was last drawn. */
+    renderLesson() {
+      this.renderCollapse();
+      this.lessonUpdates += 1;
+    }
+
+    /**
+     * app.views.collapse.CollapseView.update: the curves at the temperature (the nearest one
+     * the page carries), the ring at d_k on the curve of the scale switch, its caption.
+     */
+    renderCollapse() {
+      const spec = CONFIG.collapse;
+      const { d_k: d, scaled, temperature } = this.state;
+      const t = L.curveTemperature(spec, temperature);
+      const m = this.models;
+      if (this.drawn.collapseCurves !== t) {
+        const [scaledCurve, unscaledCurve] = L.collapseCurves(spec, this.collapseTable, t);
+        m.collapse_scaled.data = scaledCurve;
+        m.collapse_unscaled.data = unscaledCurve;
+        this.drawn.collapseCurves = t;
+      }
+      const marker = `${d} ${scaled} ${t}`;
+      if (this.drawn.collapseMarker !== marker) {
+        m.collapse_marker.data = L.collapseMarker(spec, this.collapseTable, t, d, scaled);
+        const caption = document.querySelector("#sdpa-collapse-caption .collapse-caption");
+        caption.textContent = L.collapseCaption(spec, d, scaled, spec.temperatures[t]);
+        this.drawn.collapseMarker = marker;
+      }
     }
 
     /**
@@ -321,6 +376,7 @@
         this.render(parts);
       }
       this.updates += 1;
+      this.scheduleLesson();
       this.whenIdle(() => {
         this.describeSliders();
         this.writeUrl();
@@ -457,6 +513,7 @@
       const everything = new Set(Object.keys(INPUTS));
       this.compute(everything);
       this.render(everything);
+      this.renderLesson();
       this.describeSliders();
       this.writeUrl();
       this.updates += 1;
@@ -502,6 +559,7 @@
         mean_entropy: weights.meanEntropy,
         uniform_entropy: weights.uniformEntropy,
         uniform_max_weight: weights.uniformMaxWeight,
+        lesson_updates: page.lessonUpdates,
       };
     },
   };

@@ -39,6 +39,7 @@ from app.export.data import (
     sample_limits,
     slider_grids,
 )
+from app.export.lesson import build_lesson, collapse_spec
 from app.export.views import HISTOGRAM_HEADROOM, SHOWN_COLUMN, build_views
 from app.export.widgets import (
     FIRST_SCREEN,
@@ -53,6 +54,7 @@ from app.model import SimulationModel
 from app.presets import PRESETS
 from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, query_spec
 from app.state import SimulationState
+from app.views.collapse import CAPTION_CSS
 from app.views.disclosure import DISCLOSURE_CSS, Disclosure
 from app.views.heatmap import (
     COLOUR_BAR_TITLES,
@@ -64,7 +66,7 @@ from app.views.heatmap import (
 from app.views.readouts import READOUT_CSS
 
 ASSETS = Path(__file__).resolve().parent
-SCRIPTS = ("kernel.js", "text.js", "query.js", "controller.js")
+SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "controller.js")
 """The page's own JavaScript, in load order (each uses the ones before it)."""
 
 PAGE_CONTROLS = tuple(control.name for control in OFFLINE_CONTROLS)
@@ -172,6 +174,7 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         "limits": page_limits(data),
         "query": query_spec(),
         "shown": shown_controls_spec(),
+        "collapse": collapse_spec(),
         "presets": presets_spec(),
         "url_names": list(URL_NAMES),
         "heatmap": {
@@ -206,20 +209,25 @@ def _start_callback(models: dict[str, Model], widgets: dict[str, Widget]) -> Cus
     return CustomJS(args=args, code=f"SdpaExport.start({{{views}}}, {{{controls}}});")
 
 
-def build_document(data: ExportData) -> tuple[Document, dict, str]:
+def build_document(data: ExportData) -> tuple[Document, dict, dict[str, str]]:
     """The page's Bokeh document (named roots for the template), its JavaScript config and
-    the readouts' first markup."""
+    its first markup outside Bokeh by template variable (the readouts, the lesson's)."""
     state = initial_state(data)
     model = SimulationModel(state)
     views = build_views(model)
+    lesson = build_lesson(model)
     widgets = build_widgets(state.param.values(), slider_grids(data))
     document = Document(title=TITLE)
     # The template places each root by its name (page.html.jinja).
-    for root in (*control_roots(widgets).values(), *views.roots.values()):
+    roots = (*control_roots(widgets).values(), *views.roots.values(), *lesson.roots.values())
+    for root in roots:
         document.add_root(root)
-    document.js_on_event("document_ready", _start_callback(views.models, widgets))
+    models = {**views.models, **lesson.models}
+    document.js_on_event("document_ready", _start_callback(models, widgets))
     config = page_config(data, state, curve_points=len(model.raw_histogram.curve_x))
-    return document, config, views.readouts
+    html = {"readouts": views.readouts, **lesson.html}
+    config["lesson_roots"] = {"collapse": list(lesson.roots)}
+    return document, config, html
 
 
 def inline_bundle(document: Document) -> Bundle:
@@ -240,7 +248,7 @@ def _script_safe(text: str) -> str:
 
 def render_html(data: ExportData) -> str:
     """The complete, self-contained HTML page for ``data``: BokehJS, scripts and data inline."""
-    document, config, readouts = build_document(data)
+    document, config, markup = build_document(data)
     scripts = "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in SCRIPTS)
     if "</script" in scripts.lower():
         raise RuntimeError("an export script contains '</script', which would end it early")
@@ -254,8 +262,11 @@ def render_html(data: ExportData) -> str:
         template_variables={
             "sdpa_style": (ASSETS / "page.css").read_text(encoding="utf-8")
             + more_button_css()
-            + READOUT_CSS,
-            "sdpa_readouts": readouts,
+            + READOUT_CSS
+            + CAPTION_CSS,
+            "sdpa_readouts": markup["readouts"],
+            "sdpa_lesson": markup,
+            "sdpa_collapse_figures": config["lesson_roots"]["collapse"],
             "sdpa_config": _script_safe(json.dumps(config, separators=(",", ":"))),
             "sdpa_scripts": scripts,
             "sdpa_title": html.escape(TITLE),

@@ -12,7 +12,7 @@ import numpy as np
 from bokeh.layouts import column
 from bokeh.models import Div, HoverTool, Model, Range1d
 
-from app.layout import HEATMAP_ASPECT, HISTOGRAM_ASPECT
+from app.layout import HEATMAP_ASPECT, HISTOGRAM_HEIGHT
 from app.model import SimulationModel
 from app.views.heatmap import TITLES, VIEW_COLUMNS, HeatmapView
 from app.views.histogram import DotProductHistograms, HistogramView
@@ -144,7 +144,7 @@ def build_views(model: SimulationModel) -> PageViews:
     }
     for which, view in (("raw", histograms.raw), ("scaled", histograms.scaled)):
         _fixed_y_range(view)
-        view.figure.update(sizing_mode="scale_width", aspect_ratio=HISTOGRAM_ASPECT)
+        view.figure.height = HISTOGRAM_HEIGHT
         models[f"{which}_histogram"] = view.figure
         models[f"{which}_bars"] = view.bars
         models[f"{which}_curve"] = view.curve

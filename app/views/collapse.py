@@ -43,6 +43,9 @@ UNSCALED_COLOUR = "#E69F00"
 
 REFERENCE_COLOUR = "#555555"
 
+COLLAPSE_HEADING = "### Why it matters: the softmax collapses without the scale"
+"""The section's heading (Markdown), above :data:`app.lesson_text.COLLAPSE_CURVES`."""
+
 CAPTION_CSS = ".collapse-caption { margin: 2px 0; font-size: 13px; }"
 
 X_RANGE = (0.65, 1580.0)
@@ -136,14 +139,26 @@ def marker_data(curve: sdpa_core.CollapseCurve, d_k: int, scaled: bool) -> dict[
     return data
 
 
+MARKER_CAPTION = (
+    "The ring marks d_k = {d_k} on the {which} curves at temperature {temperature} "
+    "(n = {n}, {trials} draws per point)."
+)
+"""The sentence under the curves (:func:`marker_caption`); the offline page fills it too."""
+
+MARKER_CURVES = {True: "scaled (blue)", False: "unscaled (orange)"}
+"""The curves the marker sits on, by the scale switch, in :data:`MARKER_CAPTION`'s words."""
+
+
 def marker_caption(d_k: int, scaled: bool, temperature: float) -> str:
     """The sentence under the curves that says where the marker is, as HTML from numbers."""
-    which = "scaled (blue)" if scaled else "unscaled (orange)"
-    return (
-        f'<p class="collapse-caption" data-testid="collapse-caption">The ring marks '
-        f"d_k = {d_k} on the {which} curves at temperature {temperature:g} "
-        f"(n = {COLLAPSE_N}, {COLLAPSE_TRIALS} draws per point).</p>"
+    sentence = MARKER_CAPTION.format(
+        d_k=d_k,
+        which=MARKER_CURVES[scaled],
+        temperature=f"{temperature:g}",
+        n=COLLAPSE_N,
+        trials=COLLAPSE_TRIALS,
     )
+    return f'<p class="collapse-caption" data-testid="collapse-caption">{sentence}</p>'
 
 
 def references_caption(references: dict[str, float]) -> str:
@@ -186,7 +201,7 @@ class CollapseView:
         )
         self.panel = pn.Column(
             pn.pane.Markdown(
-                "### Why it matters: the softmax collapses without the scale\n\n" + COLLAPSE_CURVES,
+                f"{COLLAPSE_HEADING}\n\n{COLLAPSE_CURVES}",
                 sizing_mode="stretch_width",
                 margin=(0, 10),
             ),

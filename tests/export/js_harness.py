@@ -23,10 +23,20 @@ import app.export
 HERE = Path(__file__).resolve().parent
 EXPORT_DIR = Path(app.export.__file__).resolve().parent
 CODEC = HERE / "codec.js"
-MODULES = {"kernel": "kernel.js", "text": "text.js", "query": "query.js"}
+MODULES = {
+    "kernel": "kernel.js",
+    "text": "text.js",
+    "query": "query.js",
+    "lesson": "lesson.js",
+}
 """Module name in a call → the export script that defines it."""
 
-PAGE_GLOBALS = {"kernel": "SdpaKernel", "text": "SdpaText", "query": "SdpaQuery"}
+PAGE_GLOBALS = {
+    "kernel": "SdpaKernel",
+    "text": "SdpaText",
+    "query": "SdpaQuery",
+    "lesson": "SdpaLesson",
+}
 """Module name in a call → the global the exported page defines it as."""
 
 Call = tuple[str, str, Sequence[Any]]

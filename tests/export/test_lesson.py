@@ -1,0 +1,144 @@
+"""The lesson below the offline page's first screen, against the served page's views.
+
+Each section is compared value for value with the served view for the same state, in
+Chromium from file:// with the network blocked, after moving the controls with the
+keyboard; and the lesson's pure functions (lesson.js) under Node.js.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+from app.controls_spec import CONTROLS, TEMPERATURE_GRID
+from app.export.lesson import collapse_spec, collapse_table
+from app.views.collapse import (
+    COLLAPSE_D_VALUES,
+    METRICS,
+    curve_data,
+    curves,
+    marker_caption,
+    marker_data,
+)
+
+from .conftest import OfflinePage
+from .js_harness import Runner
+
+LABEL = {control.name: control.label for control in CONTROLS}
+TOLERANCE = 1e-6
+
+
+def test_the_collapse_table_holds_the_served_curves() -> None:
+    table = collapse_table(TEMPERATURE_GRID)
+    for t in (0, 16, len(TEMPERATURE_GRID) - 1):
+        served = curves(TEMPERATURE_GRID[t])
+        for s, scaled in enumerate((True, False)):
+            for m, metric in enumerate(METRICS):
+                band = getattr(served[scaled], metric.name)
+                np.testing.assert_array_equal(table[t, s, m], [band.mean, band.low, band.high])
+
+
+@pytest.mark.parametrize("d_k", [1, 3, 64, 100, 512, 1024])
+@pytest.mark.parametrize("scaled", [True, False])
+def test_the_marker_and_caption_match_the_served_ones(node: Runner, d_k: int, scaled: bool) -> None:
+    spec = collapse_spec()
+    t = 7
+    temperature = TEMPERATURE_GRID[t]
+    table = collapse_table(TEMPERATURE_GRID).ravel()
+    marker, caption = node(
+        [
+            ("lesson", "collapseMarker", [spec, table, t, d_k, scaled]),
+            ("lesson", "collapseCaption", [spec, d_k, scaled, temperature]),
+        ]
+    )
+    expected = marker_data(curves(temperature)[scaled], d_k, scaled)
+    assert marker["d"] == expected["d"] and marker["colour"] == expected["colour"]
+    for metric in METRICS:
+        assert marker[metric.name] == pytest.approx(expected[metric.name], abs=TOLERANCE)
+    assert caption == re.sub(r"<[^>]+>", "", marker_caption(d_k, scaled, temperature))
+
+
+def source_data(opened: OfflinePage, name: str) -> dict[str, Any]:
+    """A lesson source's columns as lists (Bokeh's typed arrays too)."""
+    return opened.page.evaluate(
+        """(name) => {
+            const source = SdpaExport.page.models[name];
+            return Object.fromEntries(
+                Object.entries(source.data).map(([key, value]) => [key, Array.from(value)]),
+            );
+        }""",
+        name,
+    )
+
+
+def wait_for_lesson(opened: OfflinePage, count: int) -> None:
+    opened.page.wait_for_function("(n) => SdpaExport.snapshot().lesson_updates > n", arg=count)
+
+
+def press(opened: OfflinePage, role: str, name: str, key: str) -> None:
+    """Press ``key`` on a control; wait for the first screen and then the lesson."""
+    count = opened.updates()
+    lesson = opened.snapshot()["lesson_updates"]
+    opened.page.get_by_role(role, name=name, exact=True).press(key)
+    opened.wait_for_update_after(count)
+    wait_for_lesson(opened, lesson)
+
+
+def assert_collapse_matches_served(opened: OfflinePage) -> None:
+    state = opened.snapshot()["state"]
+    served = curves(state["temperature"])
+    for name, scaled, label in (
+        ("collapse_scaled", True, "scaled"),
+        ("collapse_unscaled", False, "unscaled"),
+    ):
+        shown = source_data(opened, name)
+        expected = curve_data(served[scaled], label)
+        assert set(shown) == set(expected)
+        assert shown["curve"] == list(expected["curve"])
+        for column, values in expected.items():
+            if column != "curve":
+                np.testing.assert_allclose(shown[column], values, rtol=0, atol=TOLERANCE)
+    marker = source_data(opened, "collapse_marker")
+    expected = marker_data(served[state["scaled"]], state["d_k"], state["scaled"])
+    assert marker["colour"] == expected["colour"]
+    for column in ("d", *(metric.name for metric in METRICS)):
+        np.testing.assert_allclose(marker[column], expected[column], rtol=0, atol=TOLERANCE)
+    caption = opened.page.get_by_test_id("collapse-caption").inner_text()
+    served_caption = marker_caption(state["d_k"], state["scaled"], state["temperature"])
+    assert caption == re.sub(r"<[^>]+>", "", served_caption)
+
+
+@pytest.mark.browser
+def test_the_collapse_curves_follow_the_controls_as_the_served_ones_do(open_export) -> None:
+    opened = open_export()
+    assert_collapse_matches_served(opened)
+    press(opened, "slider", LABEL["temperature"], "Home")
+    assert_collapse_matches_served(opened)
+    press(opened, "checkbox", LABEL["scaled"], "Space")
+    press(opened, "slider", LABEL["d_k"], "ArrowLeft")
+    assert_collapse_matches_served(opened)
+    press(opened, "slider", LABEL["temperature"], "End")
+    press(opened, "slider", LABEL["d_k"], "End")
+    state = opened.snapshot()["state"]
+    assert (state["temperature"], state["d_k"], state["scaled"]) == (20, 512, False)
+    assert_collapse_matches_served(opened)
+    # The three figures are drawn, each with its curves, bands, references and marker.
+    names = [f"collapse_{metric.name}" for metric in METRICS]
+    for name in names:
+        assert opened.model(name, "m.renderers.length") >= 8
+    assert len(COLLAPSE_D_VALUES) == len(source_data(opened, "collapse_scaled")["d"])
+
+
+@pytest.mark.browser
+def test_a_link_temperature_off_the_slider_uses_the_nearest_curves(open_export) -> None:
+    opened = open_export("?temperature=0.33&scaled=false&d_k=256")
+    state = opened.snapshot()["state"]
+    assert state["temperature"] == 0.33
+    shown = source_data(opened, "collapse_unscaled")
+    expected = curve_data(curves(0.3)[False], "unscaled")
+    np.testing.assert_allclose(shown["entropy"], expected["entropy"], rtol=0, atol=TOLERANCE)
+    caption = opened.page.get_by_test_id("collapse-caption").inner_text()
+    assert caption == re.sub(r"<[^>]+>", "", marker_caption(256, False, 0.3))
