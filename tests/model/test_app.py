@@ -273,9 +273,13 @@ def test_readouts_follow_the_state_and_only_flow_to_the_page() -> None:
     before = app.readouts.pane.html
     app.state.temperature = 0.1
     assert app.readouts.pane.html == readouts_html(app.model) != before
-    # The page never writes the markup back: a server-side change sent inside the app's
-    # hold would otherwise come back as a change from the page and be processed again.
-    assert "html" not in app.readouts.pane._linked_properties
+    # A page cannot write the markup back: its change is refused, the server's stays.
+    document = Document()
+    model = app.readouts.pane.get_root(document)
+    shown = app.readouts.pane.html
+    with set_curdoc(document):
+        model.data.set_from_json("html", "<img src=x onerror=alert(1)>", setter=object())
+    assert app.readouts.pane.html == shown
 
 
 def test_server_markup_replaces_the_markup_of_every_rendered_page() -> None:
