@@ -154,7 +154,6 @@ def _download(
         filename=filename(model),
         color="primary",
         variant="outline",
-        icon="download",
         css_classes=[name],
         sizing_mode="stretch_width",
     )

@@ -236,10 +236,11 @@ class HeatmapView:
             color_mapper=mapper,
             name="heatmap_overflow",
         )
-        # Empty squares: legend keys only.
+        # Legend keys only: one square each, outside the ranges (which are bounded to the
+        # matrix), so never drawn on it.
         keys = [
             self.figure.scatter(
-                x=[], y=[], marker="square", size=10, fill_color=colour, line_color=colour
+                x=[-1.0], y=[-1.0], marker="square", size=10, fill_color=colour, line_color=colour
             )
             for colour in (OVERFLOW_COLOUR, MASK_COLOUR)
         ]
@@ -248,14 +249,16 @@ class HeatmapView:
                 LegendItem(label=OVERFLOW_LABEL, renderers=[keys[0]]),
                 LegendItem(label=MASK_LABEL, renderers=[keys[1]]),
             ],
-            location="top_right",
+            orientation="horizontal",
             label_text_font_size="11px",
-            padding=4,
-            spacing=2,
-            background_fill_alpha=0.85,
+            padding=2,
+            margin=0,
+            spacing=12,
+            border_line_alpha=0,
             name="heatmap_overflow_legend",
         )
-        self.figure.add_layout(self.overflow_legend)
+        # Below the plot: it never hides a cell.
+        self.figure.add_layout(self.overflow_legend, "below")
         without_glyph_copies(self.figure)
 
     def _apply_view(self, model: SimulationModel) -> None:
