@@ -16,6 +16,7 @@ from app.views.collapse import CollapseView
 from app.views.output import OutputView
 from app.views.quiz import QuizView
 from app.views.row_compare import RowCompareView
+from app.views.training import TrainingView
 from app.views.worked_example import WorkedExampleView
 
 FAQ = (SCALE, TEMPERATURE, HISTOGRAM, SAME_D_K)
@@ -29,6 +30,7 @@ class LessonSections:
         self.row_compare = RowCompareView(model)
         self.output = OutputView(model)
         self.collapse = CollapseView(model)
+        self.training = TrainingView(model)
         self.worked_example = WorkedExampleView(model)
         self.quiz = QuizView(model)
         self.assumptions = AssumptionsView(model)
@@ -36,6 +38,7 @@ class LessonSections:
             self.row_compare,
             self.output,
             self.collapse,
+            self.training,
             self.worked_example,
             self.quiz,
             self.assumptions,
@@ -53,6 +56,7 @@ class LessonSections:
         return [
             faq,
             self.collapse.panel,
+            self.training.panel,
             why,
             self.worked_example.panel,
             self.quiz.panel,

@@ -16,6 +16,16 @@ It reports, each figure a median over ``--repeats`` measurements unless said oth
   (target: ≤ 10 s CPU), then its summary table, scaled against unscaled at each d_k with
   the best learning rate of each, and the sentence :func:`describe_summary` makes of it.
 
+With the app installed it also measures the lesson's section (``--skip-app`` leaves it out):
+
+* the shared grid of app/training_runs.py: CPU seconds of its one computation, and what
+  30 more sessions asking for it cost (target: computed once);
+* one Train run through the app's runner at its pace (d_k = 1024, unscaled): seconds from
+  the press to the last step and batches a second handed to the session (targets: ≤ 2 s,
+  ≥ 5 updates a second);
+* with ``--browser``, the same run pressed in Chromium on a served app: batches a second
+  as the page receives them (the run source's new lengths, looked at every 5 ms).
+
 Timings depend on the machine and on its load; this is a report, not a gate (exit 0).
 """
 
@@ -167,6 +177,127 @@ def grid_table(grid: TrainingGrid, cpu: float, wall: float) -> None:
     print(describe_summary(summary))
 
 
+def app_grid_table(sessions: int = 30) -> None:
+    """CPU of the shared grid's one computation, and of ``sessions`` more asking for it."""
+    from app.training_runs import SharedGrid
+
+    shared = SharedGrid()
+    cpu_start = time.process_time()
+    shared.request(background=False).result()
+    first = time.process_time() - cpu_start
+    cpu_start = time.process_time()
+    for _ in range(sessions):
+        shared.request(background=False).result()
+    rest = time.process_time() - cpu_start
+    verdict = "meets" if shared.computations == 1 else "MISSES"
+    print(
+        f"Shared grid (app/training_runs.py): {first:.2f} s CPU for the first section, "
+        f"{rest * 1e3:.2f} ms CPU for {sessions} more; computed {shared.computations}× "
+        f"({verdict} once per process)"
+    )
+    print()
+
+
+def app_run_table(repeats: int) -> None:
+    """One Train run through the app's runner at its pace, as a session receives it."""
+    import queue
+
+    from app.training_runs import DONE, RUN_SECONDS, UPDATE_INTERVAL_S, TrainingRunner
+
+    settings = TrainingSettings(d_k=1024, scaled=False, steps=GRID_STEPS, lr=0.003)
+    print(
+        f"Train through the app's runner (d_k = 1024, unscaled, {GRID_STEPS} steps, paced "
+        f"over ≥ {RUN_SECONDS:g} s, batches ≥ {UPDATE_INTERVAL_S:g} s apart; median of {repeats})"
+    )
+    print()
+    print("| run | batches | batches/s | longest gap | target |")
+    print("|---:|---:|---:|---:|---|")
+    runner = TrainingRunner()
+    seconds, rates, gaps, counts = [], [], [], []
+    for _ in range(repeats):
+        posted: queue.Queue = queue.Queue()
+        arrivals: list[float] = []
+
+        def on_update(job: object, arrivals: list[float] = arrivals) -> None:
+            if job.take():
+                arrivals.append(time.perf_counter())
+
+        job = runner.job(settings, post=posted.put, on_update=on_update)
+        start = time.perf_counter()
+        runner.start(job)
+        # This thread plays the session's event loop: it runs what the worker posts.
+        while job.active or not posted.empty():
+            try:
+                posted.get(timeout=5)()
+            except queue.Empty:
+                break
+        assert job.status == DONE, job.status
+        end = arrivals[-1]
+        seconds.append(end - start)
+        counts.append(len(arrivals))
+        rates.append(len(arrivals) / (end - start))
+        gaps.append(float(np.max(np.diff([start, *arrivals]))))
+    run, rate = float(np.median(seconds)), float(np.median(rates))
+    meets = run <= RUN_TARGET_SECONDS and rate >= UPDATES_TARGET
+    print(
+        f"| {run:.2f} s | {int(np.median(counts))} | {rate:.1f} | "
+        f"{format_time(float(np.median(gaps)))} | {'meets' if meets else 'MISSES'} "
+        f"≤ {RUN_TARGET_SECONDS} s, ≥ {UPDATES_TARGET:g}/s |"
+    )
+    print()
+
+
+def browser_run_table(repeats: int) -> None:
+    """Train pressed in Chromium on a served app: batches a second the page receives."""
+    import tempfile
+
+    tests = Path(__file__).resolve().parent.parent / "tests"
+    sys.path[:0] = [str(tests), str(tests / "browser")]
+    from browser_support import CHROMIUM, CHROMIUM_ARGS, served_app
+    from playwright.sync_api import sync_playwright
+    from test_training import GRID_DRAWN_JS, RUN_LENGTH_JS, WATCH_RUN_JS
+
+    from app.views.lesson_gate import GATE_LABEL
+    from app.views.training import TRAIN_LABEL
+
+    print(f"Train in Chromium on a served app (d_k = 1024, unscaled; median of {repeats})")
+    print()
+    print("| press → last step | batches | batches/s as received | target |")
+    print("|---:|---:|---:|---|")
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        served_app(Path(folder) / "serve.log") as app,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        seconds, rates, counts = [], [], []
+        for _ in range(repeats):
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.set_default_timeout(60_000)
+            page.goto(app.url + "?d_k=1024&scaled=false")
+            page.get_by_role("button", name=GATE_LABEL).dispatch_event("click")
+            page.wait_for_function(GRID_DRAWN_JS)
+            page.evaluate(WATCH_RUN_JS)
+            button = page.get_by_role("button", name=TRAIN_LABEL, exact=True)
+            pressed = page.evaluate("performance.now()")
+            button.dispatch_event("click")
+            page.wait_for_function(RUN_LENGTH_JS, arg=GRID_STEPS)
+            times = page.evaluate("window.__sdpaRun.times")[1:]
+            run = (times[-1] - pressed) / 1e3
+            seconds.append(run)
+            counts.append(len(times))
+            rates.append(len(times) / run)
+            page.close()
+        browser.close()
+    run, rate = float(np.median(seconds)), float(np.median(rates))
+    meets = run <= RUN_TARGET_SECONDS and rate >= UPDATES_TARGET
+    print(
+        f"| {run:.2f} s | {int(np.median(counts))} | {rate:.1f} | "
+        f"{'meets' if meets else 'MISSES'} ≤ {RUN_TARGET_SECONDS} s, ≥ {UPDATES_TARGET:g}/s |"
+    )
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure the backward pass, one run and the grid; print tables and target verdicts."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -181,6 +312,12 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated learning rates of the grid",
     )
     parser.add_argument("--skip-grid", action="store_true", help="only time the passes and runs")
+    parser.add_argument(
+        "--skip-app", action="store_true", help="leave out the app's shared grid and runner"
+    )
+    parser.add_argument(
+        "--browser", action="store_true", help="also press Train in Chromium on a served app"
+    )
     args = parser.parse_args(argv)
     lrs = tuple(float(lr) for lr in args.lrs.split(","))
 
@@ -195,6 +332,12 @@ def main(argv: list[str] | None = None) -> int:
         grid = training_grid(lrs=lrs, optimizer=args.optimizer)
         cpu, wall = time.process_time() - cpu_start, time.perf_counter() - wall_start
         grid_table(grid, cpu, wall)
+        print()
+    if not args.skip_app:
+        app_grid_table()
+        app_run_table(args.repeats)
+    if args.browser:
+        browser_run_table(max(1, args.repeats // 2))
     return 0
 
 

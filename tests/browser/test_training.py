@@ -1,0 +1,82 @@
+"""Train in a real browser: the run's curves grow as its steps stream in, the progress bar
+fills, and the page and the server report no error."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from playwright.sync_api import expect
+
+from app.views.training import STOP_LABEL, TRAIN_LABEL
+
+if TYPE_CHECKING:
+    from conftest import AppPage
+
+pytestmark = pytest.mark.browser
+
+WATCH_RUN_JS = """() => {
+  const figure = Bokeh.documents[0].get_model_by_name('training_loss');
+  const run = figure.renderers.find((r) => !('loss_low' in r.data_source.data));
+  window.__sdpaRun = {source: run.data_source, lengths: [], times: []};
+  const watch = window.__sdpaRun;
+  const look = () => {
+    const length = watch.source.data.step.length;
+    if (length !== watch.lengths[watch.lengths.length - 1]) {
+      watch.lengths.push(length);
+      watch.times.push(performance.now());
+    }
+  };
+  look();
+  watch.timer = setInterval(look, 5);
+}"""
+"""Record every new length of the run's source, and when it arrived, as the page sees it."""
+
+RUN_LENGTH_JS = "(steps) => window.__sdpaRun.source.data.step.length === steps"
+
+GRID_DRAWN_JS = """() => {
+  const figure = Bokeh.documents[0].get_model_by_name('training_loss');
+  return figure != null
+    && figure.renderers.some((r) => (r.data_source.data.loss_low || []).length > 0);
+}"""
+
+
+def test_train_streams_the_curves_and_fills_the_progress_bar(app_page: AppPage) -> None:
+    """At d_k = 1024 without the scale: Train, the curves grow batch by batch, the bar fills."""
+    app_page.open("?d_k=1024&scaled=false", lesson=True)
+    page = app_page.page
+    page.wait_for_function(GRID_DRAWN_JS)
+    status = page.get_by_test_id("training-status")
+    expect(status).to_contain_text("Press Train to train at d_k = 1024, unscaled")
+    expect(page.get_by_test_id("training-summary")).to_contain_text("With the 1/√d_k scale")
+    train = page.get_by_role("button", name=TRAIN_LABEL, exact=True)
+    stop = page.get_by_role("button", name=STOP_LABEL, exact=True)
+    expect(train).to_be_enabled()
+    expect(stop).to_be_disabled()
+    page.evaluate(WATCH_RUN_JS)
+    train.click()
+    page.wait_for_function(RUN_LENGTH_JS, arg=200)
+    expect(status).to_contain_text("Done: d_k = 1024, unscaled")
+    bar = page.locator(".training-progress [role=progressbar]")
+    expect(bar).to_have_attribute("aria-valuenow", "100")
+    expect(train).to_be_enabled()
+    expect(stop).to_be_disabled()
+    lengths = page.evaluate("window.__sdpaRun.lengths")
+    assert lengths[0] == 0 and lengths[-1] == 200
+    assert len(lengths) >= 5, f"the curves should grow in several batches: {lengths}"
+    assert lengths == sorted(lengths)
+
+
+def test_stop_ends_a_run_part_way(app_page: AppPage) -> None:
+    app_page.open("?d_k=256", lesson=True)
+    page = app_page.page
+    page.wait_for_function(GRID_DRAWN_JS)
+    page.evaluate(WATCH_RUN_JS)
+    page.get_by_role("button", name=TRAIN_LABEL, exact=True).click()
+    page.wait_for_function("() => window.__sdpaRun.source.data.step.length > 0")
+    page.get_by_role("button", name=STOP_LABEL, exact=True).click()
+    status = page.get_by_test_id("training-status")
+    expect(status).to_contain_text("Stopped at step")
+    steps = page.evaluate("window.__sdpaRun.source.data.step.length")
+    assert 0 < steps < 200
+    expect(page.get_by_role("button", name=TRAIN_LABEL, exact=True)).to_be_enabled()
