@@ -32,6 +32,8 @@
   const INPUTS = CONFIG.inputs;
   /** The parts' names in app.controls_spec, by the names this script gives them. */
   const PART = CONFIG.parts;
+  /** The state's name for the query the row comparison shows (set only by the lesson). */
+  const ROW = CONFIG.row.name;
 
   /** What `?controls=` asks for (query.js's parseShownControls), read as the page loads. */
   let shownControls = { shown: null, notices: [] };
@@ -164,14 +166,16 @@
       this.state = {
         ...Object.fromEntries(CONTROLS.map((control) => [control.name, control.default])),
         ...CONFIG.limits.fixed,
+        [ROW]: CONFIG.row.default,
         preset: "",
       };
+      this.values = K.float64FromBase64(CONFIG.output.values);
       /** The preset's values as the page shows them, while the controls still have them. */
       this.scene = {};
       this.frames = {};
       this.updates = 0;
       this.pending = null;
-      this.collapseTable = L.float64FromBase64(CONFIG.collapse.table);
+      this.collapseTable = K.float64FromBase64(CONFIG.collapse.table);
       /** What the lesson's views last drew, by view: they redraw only on a change. */
       this.drawn = {};
       this.lessonScheduled = false;
@@ -200,7 +204,82 @@
     /** Redraw each lesson view whose inputs changed since it was last drawn. */
     renderLesson() {
       this.renderCollapse();
+      this.renderRow();
+      this.renderOutput();
       this.lessonUpdates += 1;
+    }
+
+    /** What the first screen last computed from: the lesson's views redraw when it moved. */
+    frameKey() {
+      const { d_k: d, n, causal, scaled, temperature } = this.state;
+      return `${d} ${n} ${causal} ${scaled} ${temperature}`;
+    }
+
+    /** app.views.row_compare.RowCompareView._show, and the heatmap's dashed outline. */
+    renderRow() {
+      const { d_k: d, n, causal, temperature } = this.state;
+      const key = `${this.frameKey()} ${this.state[ROW]}`;
+      if (this.drawn.row === key) {
+        return;
+      }
+      const m = this.models;
+      const raw = this.rawScores(d);
+      const comparison = L.rowComparison(raw, DATA.n_max, n, this.state[ROW], d, temperature, causal);
+      const shown = L.rowView(CONFIG.row, comparison);
+      m.row_scaled.data = shown.scaled;
+      m.row_unscaled.data = shown.unscaled;
+      m.row_figure.title.text = shown.title;
+      m.row_scaled_item.label = { value: shown.legend[0] };
+      m.row_unscaled_item.label = { value: shown.legend[1] };
+      m.row_input.high = n - 1;
+      if (m.row_input.value !== this.state[ROW]) {
+        m.row_input.value = this.state[ROW];
+      }
+      const row = comparison.row;
+      m.row_outline.data = { left: [0], right: [n], top: [row], bottom: [row + 1] };
+      this.drawn.row = key;
+    }
+
+    /** app.views.output.OutputView._show: V and weights·V for the current weights. */
+    renderOutput() {
+      const key = this.frameKey();
+      if (this.drawn.output === key) {
+        return;
+      }
+      const m = this.models;
+      const { n } = this.state;
+      const { dim } = CONFIG.output;
+      const frame = L.outputFrame(this.frames.weights.weights, n, this.values, dim);
+      const image = (values) => root.Bokeh.require("core/util/ndarray").ndarray(values, {
+        shape: [n, dim],
+      });
+      m.output_source.data = {
+        values: [image(frame.valuesImage)],
+        output: [image(frame.outputImage)],
+        n: [n],
+      };
+      for (const figure of [m.values_figure, m.output_figure]) {
+        figure.y_range.setv({ start: n, end: 0 });
+      }
+      m.output_mapper.setv({ low: -frame.limit, high: frame.limit });
+      this.drawn.output = key;
+    }
+
+    /** The row box changed: a whole number within the state's bounds picks the query. */
+    onRowInput(model) {
+      const value = model.value;
+      if (typeof value !== "number" || !Number.isFinite(value)) {
+        return;
+      }
+      const [low, high] = CONFIG.row.bounds;
+      this.set({ [ROW]: Math.min(Math.max(Math.round(value), low), high) });
+    }
+
+    /** A click on the heatmap picks the query row under it (app.session's _pick_row). */
+    onHeatmapTap(y) {
+      if (typeof y === "number" && y >= 0 && y < this.state.n) {
+        this.set({ [ROW]: Math.trunc(y) });
+      }
     }
 
     /**
@@ -533,6 +612,12 @@
     },
     onWidget(name, model) {
       api.page?.onWidget(name, model);
+    },
+    onRowInput(model) {
+      api.page?.onRowInput(model);
+    },
+    onHeatmapTap(y) {
+      api.page?.onHeatmapTap(y);
     },
     sliderLabel(name, index) {
       if (api.page) {

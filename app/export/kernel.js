@@ -17,14 +17,24 @@
 })(typeof globalThis !== "undefined" ? globalThis : this, function () {
   "use strict";
 
-  /** Little-endian float32 values from base64 text (how the page embeds its samples). */
-  function float32FromBase64(text) {
+  /** The bytes of base64 text, as an ArrayBuffer (how the page embeds its numbers). */
+  function bufferFromBase64(text) {
     const binary = atob(text);
     const bytes = new Uint8Array(binary.length);
     for (let i = 0; i < binary.length; i++) {
       bytes[i] = binary.charCodeAt(i);
     }
-    return new Float32Array(bytes.buffer);
+    return bytes.buffer;
+  }
+
+  /** Little-endian float32 values from base64 text (how the page embeds its samples). */
+  function float32FromBase64(text) {
+    return new Float32Array(bufferFromBase64(text));
+  }
+
+  /** Little-endian float64 values from base64 text (the lesson's precomputed numbers). */
+  function float64FromBase64(text) {
+    return new Float64Array(bufferFromBase64(text));
   }
 
   /**
@@ -295,6 +305,7 @@
 
   return {
     float32FromBase64,
+    float64FromBase64,
     addDotProducts,
     rawScores,
     logits,

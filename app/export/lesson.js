@@ -18,16 +18,6 @@
 })(typeof globalThis !== "undefined" ? globalThis : this, function (text, kernel) {
   "use strict";
 
-  /** The little-endian float64 values of base64 `encoded` (app.export.lesson.encode_float64). */
-  function float64FromBase64(encoded) {
-    const binary = atob(encoded);
-    const bytes = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) {
-      bytes[i] = binary.charCodeAt(i);
-    }
-    return new Float64Array(bytes.buffer);
-  }
-
   /** numpy.interp(x, xp, fp) for increasing xp: linear between points, flat beyond them. */
   function interp(x, xp, fp) {
     const last = xp.length - 1;
@@ -90,8 +80,91 @@
     return spec.caption.replace(/\{(\d)\}/g, (match, index) => values[Number(index)]);
   }
 
+  /** Fill a served template's `{name}` fields from `values` (numbers already formatted). */
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, (match, key) => String(values[key]));
+  }
+
+  /**
+   * app.derived.row_comparison: query `row` (clamped to the n×n matrix) of the raw scores
+   * (`stride` columns per row) as softmax weights with and without the 1/√d_k scale, over
+   * the keys it may attend to, and the entropy of each.
+   */
+  function rowComparison(raw, stride, n, row, d, temperature, causal) {
+    const query = Math.min(Math.max(Math.trunc(row), 0), n - 1);
+    const visible = causal ? query + 1 : n;
+    const weights = [1.0 / Math.sqrt(d), 1.0].map((scale) => {
+      const factor = scale / temperature;
+      const x = new Float64Array(visible);
+      for (let j = 0; j < visible; j++) {
+        x[j] = raw[query * stride + j] * factor;
+      }
+      return kernel.softmaxRows(x, 1, visible);
+    });
+    const [scaled, unscaled] = weights;
+    return {
+      row: query,
+      keys: visible,
+      scaled,
+      unscaled,
+      scaledEntropy: kernel.rowEntropy(scaled, 1, visible)[0],
+      unscaledEntropy: kernel.rowEntropy(unscaled, 1, visible)[0],
+    };
+  }
+
+  /**
+   * What the row comparison's figure shows (app.views.row_compare): the two bar sources,
+   * the title and the two legend labels, from the served words in `spec`.
+   */
+  function rowView(spec, comparison) {
+    const bars = (weights, offset) => ({
+      x: Array.from({ length: comparison.keys }, (_, j) => j + offset),
+      weight: Array.from(weights),
+    });
+    const entropy = (value) => ({ entropy: text.formatFixed(value, 2) });
+    return {
+      scaled: bars(comparison.scaled, -spec.offset),
+      unscaled: bars(comparison.unscaled, spec.offset),
+      title: fill(spec.title, { row: comparison.row, keys: comparison.keys }),
+      legend: [
+        fill(spec.legend[0], entropy(comparison.scaledEntropy)),
+        fill(spec.legend[1], entropy(comparison.unscaledEntropy)),
+      ],
+    };
+  }
+
+  /**
+   * app.derived.output_frame: the first n rows of the values V (`dim` columns, float64)
+   * and weights·V for the n×n `weights`, both as float32, and the largest |V| entry.
+   */
+  function outputFrame(weights, n, values, dim) {
+    const valuesImage = Float32Array.from(values.subarray(0, n * dim));
+    const output = new Float32Array(n * dim);
+    const row = new Float64Array(dim);
+    for (let i = 0; i < n; i++) {
+      row.fill(0);
+      for (let j = 0; j < n; j++) {
+        const w = weights[i * n + j];
+        if (w !== 0) {
+          for (let c = 0; c < dim; c++) {
+            row[c] += w * values[j * dim + c];
+          }
+        }
+      }
+      output.set(row, i * dim);
+    }
+    let limit = 0;
+    for (let i = 0; i < n * dim; i++) {
+      limit = Math.max(limit, Math.abs(values[i]));
+    }
+    return { valuesImage, outputImage: output, limit };
+  }
+
   return {
-    float64FromBase64,
+    fill,
+    rowComparison,
+    rowView,
+    outputFrame,
     interp,
     curveTemperature,
     collapseCurves,

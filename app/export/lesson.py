@@ -12,12 +12,18 @@ import base64
 from dataclasses import dataclass
 
 import numpy as np
-from bokeh.models import Model
+from bokeh.layouts import column, row
+from bokeh.models import CustomJS, Model, NumericInput
 from markdown_it import MarkdownIt
 
-from app.controls_spec import CONTROL_BY_NAME
+import sdpa_core
+from app.controls_spec import CONTROL_BY_NAME, ROW_BOUNDS
+from app.derived import OUTPUT_DIM
+from app.export.data import ExportData
 from app.lesson_text import COLLAPSE_CURVES
 from app.model import SimulationModel
+from app.views import output as output_view
+from app.views import row_compare
 from app.views.collapse import (
     COLLAPSE_D_VALUES,
     COLLAPSE_HEADING,
@@ -82,6 +88,51 @@ def collapse_spec() -> dict:
     }
 
 
+ROW = CONTROL_BY_NAME["row"]
+"""The query the row comparison shows: a control of the state that only the lesson sets
+(its box, or a click on the heatmap)."""
+
+LESSON_CONTROLS = (ROW.name,)
+"""Controls of the state the lesson sets (no widget of the spec's): the page reads them from
+a link and writes them into its URL, as the served page does."""
+
+
+def row_spec() -> dict:
+    """What lesson.js needs for the row comparison: the state's name for the query, its
+    bounds, the bars' offset and the served figure's title and legend words (``{row}``,
+    ``{keys}`` and ``{entropy}`` to fill in)."""
+    return {
+        "name": ROW.name,
+        "bounds": list(ROW_BOUNDS),
+        "default": ROW.default,
+        "offset": row_compare.BAR_OFFSET,
+        "title": row_compare.TITLE,
+        "legend": [row_compare.LEGEND[True], row_compare.LEGEND[False]],
+    }
+
+
+def output_spec(data: ExportData) -> dict:
+    """The values V the output view multiplies the weights with: the first n_max rows of
+    ``sdpa_core.sample_values`` (nested, so every n is a top block), float64 in base64."""
+    values = sdpa_core.sample_values(data.n_max, OUTPUT_DIM, data.seed)
+    return {"dim": OUTPUT_DIM, "values": encode_float64(values)}
+
+
+def _row_input(state_row: int, n: int) -> NumericInput:
+    """The box that picks the query, labelled as the served one, reporting to the page."""
+    box = NumericInput(
+        title=ROW.label,
+        mode="int",
+        low=ROW_BOUNDS[0],
+        high=n - 1,
+        value=state_row,
+        width=140,
+        name="row_input",
+    )
+    box.js_on_change("value", CustomJS(code="SdpaExport.onRowInput(cb_obj);"))
+    return box
+
+
 @dataclass
 class LessonViews:
     """The lesson's Bokeh roots (for the template, by name), the models lesson.js updates
@@ -90,10 +141,13 @@ class LessonViews:
     roots: dict[str, Model]
     models: dict[str, Model]
     html: dict[str, str]
+    collapse_figures: list[str]
+    """The collapse figures' root names, left to right."""
 
 
-def build_lesson(model: SimulationModel) -> LessonViews:
-    """The lesson's views for the model's state."""
+def build_lesson(model: SimulationModel, heatmap_figure: Model) -> LessonViews:
+    """The lesson's views for the model's state; a tap on ``heatmap_figure`` picks the
+    query of the row comparison."""
     collapse = CollapseView(model)
     roots: dict[str, Model] = {fig.name: fig for fig in collapse.figures}
     models: dict[str, Model] = {
@@ -101,9 +155,42 @@ def build_lesson(model: SimulationModel) -> LessonViews:
         "collapse_unscaled": collapse.unscaled_source,
         "collapse_marker": collapse.marker_source,
     }
+    rows = row_compare.RowCompareView(model)
+    row_input = _row_input(model.state.row, model.state.n)
+    roots["row_panel"] = column(
+        row_input, rows.figure, sizing_mode="stretch_width", name="row_panel"
+    )
+    legend = rows.figure.legend[0].items
+    models.update(
+        row_figure=rows.figure,
+        row_scaled=rows.scaled,
+        row_unscaled=rows.unscaled,
+        row_scaled_item=legend[0],
+        row_unscaled_item=legend[1],
+        row_input=row_input,
+    )
+    heatmap_figure.js_on_event("tap", CustomJS(code="SdpaExport.onHeatmapTap(cb_obj.y);"))
+    output = output_view.OutputView(model)
+    roots["output_panel"] = row(
+        output.values_figure, output.output_figure, sizing_mode="stretch_width", name="output_panel"
+    )
+    models.update(
+        output_source=output.source,
+        output_mapper=output.mapper,
+        values_figure=output.values_figure,
+        output_figure=output.output_figure,
+    )
     html = {
         "collapse_intro": markdown_html(f"{COLLAPSE_HEADING}\n\n{COLLAPSE_CURVES}"),
         "collapse_caption": collapse.caption.html,
         "collapse_references": references_caption(uniform_references()),
+        "row_intro": markdown_html(row_compare.EXPLANATION),
+        "output_intro": markdown_html(output_view.EXPLANATION),
     }
-    return LessonViews(roots=roots, models=models, html=html)
+    figures = [fig.name for fig in collapse.figures]
+    return LessonViews(roots=roots, models=models, html=html, collapse_figures=figures)
+
+
+def lesson_config(data: ExportData) -> dict:
+    """The lesson's data for lesson.js and controller.js, by section."""
+    return {"collapse": collapse_spec(), "row": row_spec(), "output": output_spec(data)}

@@ -39,7 +39,7 @@ from app.export.data import (
     sample_limits,
     slider_grids,
 )
-from app.export.lesson import build_lesson, collapse_spec
+from app.export.lesson import LESSON_CONTROLS, build_lesson, lesson_config
 from app.export.views import HISTOGRAM_HEADROOM, SHOWN_COLUMN, build_views
 from app.export.widgets import (
     FIRST_SCREEN,
@@ -75,7 +75,10 @@ PAGE_CONTROLS = tuple(control.name for control in OFFLINE_CONTROLS)
 URL_NAMES = tuple(
     name
     for name in PARAMETER_NAMES
-    if name not in CONTROL_BY_NAME or name in PAGE_CONTROLS or name in FIXED_CONTROLS
+    if name not in CONTROL_BY_NAME
+    or name in PAGE_CONTROLS
+    or name in FIXED_CONTROLS
+    or name in LESSON_CONTROLS
 )
 """The query parameters the page writes into its URL, in the served app's order (the preset,
 then the controls in the spec's order): the controls it offers and the seed it keeps. It
@@ -149,7 +152,10 @@ def shown_controls_spec() -> dict:
 def page_limits(data: ExportData) -> dict:
     """What query.js fits a link's values to (:func:`app.export.data.sample_limits`), and
     ``controls``: what a preset is compared on (the controls offered and those fixed)."""
-    return {**sample_limits(data), "controls": [*PAGE_CONTROLS, *FIXED_CONTROLS]}
+    return {
+        **sample_limits(data),
+        "controls": [*PAGE_CONTROLS, *FIXED_CONTROLS, *LESSON_CONTROLS],
+    }
 
 
 def page_config(data: ExportData, state: SimulationState, curve_points: int) -> dict:
@@ -174,7 +180,7 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         "limits": page_limits(data),
         "query": query_spec(),
         "shown": shown_controls_spec(),
-        "collapse": collapse_spec(),
+        **lesson_config(data),
         "presets": presets_spec(),
         "url_names": list(URL_NAMES),
         "heatmap": {
@@ -209,13 +215,13 @@ def _start_callback(models: dict[str, Model], widgets: dict[str, Widget]) -> Cus
     return CustomJS(args=args, code=f"SdpaExport.start({{{views}}}, {{{controls}}});")
 
 
-def build_document(data: ExportData) -> tuple[Document, dict, dict[str, str]]:
+def build_document(data: ExportData) -> tuple[Document, dict, dict]:
     """The page's Bokeh document (named roots for the template), its JavaScript config and
     its first markup outside Bokeh by template variable (the readouts, the lesson's)."""
     state = initial_state(data)
     model = SimulationModel(state)
     views = build_views(model)
-    lesson = build_lesson(model)
+    lesson = build_lesson(model, views.models["heatmap"])
     widgets = build_widgets(state.param.values(), slider_grids(data))
     document = Document(title=TITLE)
     # The template places each root by its name (page.html.jinja).
@@ -226,7 +232,7 @@ def build_document(data: ExportData) -> tuple[Document, dict, dict[str, str]]:
     document.js_on_event("document_ready", _start_callback(models, widgets))
     config = page_config(data, state, curve_points=len(model.raw_histogram.curve_x))
     html = {"readouts": views.readouts, **lesson.html}
-    config["lesson_roots"] = {"collapse": list(lesson.roots)}
+    html["collapse_figures"] = lesson.collapse_figures
     return document, config, html
 
 
@@ -266,7 +272,6 @@ def render_html(data: ExportData) -> str:
             + CAPTION_CSS,
             "sdpa_readouts": markup["readouts"],
             "sdpa_lesson": markup,
-            "sdpa_collapse_figures": config["lesson_roots"]["collapse"],
             "sdpa_config": _script_safe(json.dumps(config, separators=(",", ":"))),
             "sdpa_scripts": scripts,
             "sdpa_title": html.escape(TITLE),

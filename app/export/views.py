@@ -112,9 +112,6 @@ class PageViews:
 def build_views(model: SimulationModel) -> PageViews:
     """The heatmap, histograms, readouts and notice for the model's state."""
     heatmap = HeatmapView(model)
-    # The served heatmap outlines the query of its row comparison, which the page lacks.
-    for outline in heatmap.figure.select(name="row_outline"):
-        outline.visible = False
     _show_through_one_column(heatmap, model.state.view)
     # The title goes above the figure as text that wraps: in a Bokeh title the longest one
     # overflows a phone-wide heatmap.
@@ -141,6 +138,8 @@ def build_views(model: SimulationModel) -> PageViews:
         "colour_bar": heatmap.colour_bar,
         "notice": notice,
         "scene": scene,
+        # The dashed outline of the query the row comparison shows (lesson.js moves it).
+        "row_outline": heatmap.row_outline,
     }
     for which, view in (("raw", histograms.raw), ("scaled", histograms.scaled)):
         _fixed_y_range(view)

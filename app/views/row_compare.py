@@ -23,6 +23,12 @@ EXPLANATION = (
 
 BAR_OFFSET = 0.2
 
+TITLE = "Query i = {row}: weights over {keys} keys (entropy in nats)"
+"""The figure's title: the query shown and how many keys it may attend to."""
+
+LEGEND = {True: "scaled, entropy {entropy}", False: "unscaled, entropy {entropy}"}
+"""The legend's labels, by the scale, with each row's entropy (two decimals)."""
+
 
 class RowCompareView:
     """Bars of the chosen query's weights, scaled and unscaled, with each one's entropy."""
@@ -80,12 +86,10 @@ class RowCompareView:
         self.scaled.data = self._bars(row, scaled=True)
         self.unscaled.data = self._bars(row, scaled=False)
         self.row_input.end = model.state.n - 1
-        self.figure.title.text = (
-            f"Query i = {row.row}: weights over {row.keys.size} keys (entropy in nats)"
-        )
+        self.figure.title.text = TITLE.format(row=row.row, keys=row.keys.size)
         items = self.figure.legend[0].items
-        items[0].label = value(f"scaled, entropy {row.scaled_entropy:.2f}")
-        items[1].label = value(f"unscaled, entropy {row.unscaled_entropy:.2f}")
+        items[0].label = value(LEGEND[True].format(entropy=f"{row.scaled_entropy:.2f}"))
+        items[1].label = value(LEGEND[False].format(entropy=f"{row.unscaled_entropy:.2f}"))
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Redraw the bars when the chosen row or anything behind its weights changed."""

@@ -94,6 +94,7 @@ def test_page_opens_offline_with_the_default_state(open_export) -> None:
         "view": "weights",
         "causal": False,
         "seed": SEED,
+        "row": 0,
     }
     assert opened.readouts() == readouts_html(server_model(state))
     assert opened.page.get_by_test_id("offline-note").is_visible()
@@ -217,6 +218,7 @@ def test_url_parameters_set_the_state(open_export) -> None:
         "view": "scaled",
         "causal": True,
         "seed": SEED,
+        "row": 0,
     }
     page = opened.page
     assert (

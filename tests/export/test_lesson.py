@@ -13,8 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.controls_spec import CONTROLS, TEMPERATURE_GRID
+from app.controls_spec import CONTROLS, SEED_BOUNDS, TEMPERATURE_GRID
 from app.export.lesson import collapse_spec, collapse_table
+from app.model import SimulationModel
+from app.state import SimulationState
 from app.views.collapse import (
     COLLAPSE_D_VALUES,
     METRICS,
@@ -23,6 +25,7 @@ from app.views.collapse import (
     marker_caption,
     marker_data,
 )
+from app.views.row_compare import BAR_OFFSET, LEGEND, TITLE
 
 from .conftest import OfflinePage
 from .js_harness import Runner
@@ -142,3 +145,102 @@ def test_a_link_temperature_off_the_slider_uses_the_nearest_curves(open_export) 
     np.testing.assert_allclose(shown["entropy"], expected["entropy"], rtol=0, atol=TOLERANCE)
     caption = opened.page.get_by_test_id("collapse-caption").inner_text()
     assert caption == re.sub(r"<[^>]+>", "", marker_caption(256, False, 0.3))
+
+
+def served_model(state: dict[str, Any]) -> SimulationModel:
+    """The served page's model for an offline page's state (seed 0, as exported)."""
+    assert state["seed"] == SEED_BOUNDS[0]
+    return SimulationModel(SimulationState(**state))
+
+
+def assert_row_and_output_match_served(opened: OfflinePage) -> dict[str, Any]:
+    state = opened.snapshot()["state"]
+    model = served_model(state)
+    row = model.row
+    for name, weights, offset in (
+        ("row_scaled", row.scaled, -BAR_OFFSET),
+        ("row_unscaled", row.unscaled, BAR_OFFSET),
+    ):
+        shown = source_data(opened, name)
+        np.testing.assert_allclose(shown["x"], row.keys + offset, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(shown["weight"], weights, rtol=0, atol=1e-5)
+    assert opened.model("row_comparison", "m.title.text") == TITLE.format(
+        row=row.row, keys=row.keys.size
+    )
+    labels = opened.page.evaluate(
+        "() => ['row_scaled_item', 'row_unscaled_item']"
+        ".map((name) => SdpaExport.page.models[name].label.value)"
+    )
+    assert labels == [
+        LEGEND[True].format(entropy=f"{row.scaled_entropy:.2f}"),
+        LEGEND[False].format(entropy=f"{row.unscaled_entropy:.2f}"),
+    ]
+    outline = source_data(opened, "row_outline")
+    assert outline == {
+        "left": [0],
+        "right": [state["n"]],
+        "top": [row.row],
+        "bottom": [row.row + 1],
+    }
+    output = model.output
+    shown = opened.page.evaluate(
+        """() => {
+            const data = SdpaExport.page.models.output_source.data;
+            return [data.values[0].shape, Array.from(data.values[0]),
+                    Array.from(data.output[0]), data.n[0]];
+        }"""
+    )
+    shape, values, result, n = shown
+    assert shape == list(output.values_image.shape) and n == state["n"]
+    np.testing.assert_array_equal(np.reshape(values, shape), output.values_image)
+    np.testing.assert_allclose(np.reshape(result, shape), output.output_image, atol=1e-5)
+    mapper = opened.page.evaluate(
+        "() => { const m = SdpaExport.page.models.output_mapper; return [m.low, m.high]; }"
+    )
+    assert mapper == pytest.approx([-output.limit, output.limit], rel=1e-12)
+    assert opened.model("output_heatmap", "[m.y_range.start, m.y_range.end]") == [n, 0]
+    return state
+
+
+@pytest.mark.browser
+def test_one_query_and_the_output_follow_the_controls_as_the_served_ones_do(
+    open_export,
+) -> None:
+    opened = open_export("?row=5&d_k=256")
+    assert assert_row_and_output_match_served(opened)["row"] == 5
+    press(opened, "checkbox", LABEL["scaled"], "Space")
+    press(opened, "slider", LABEL["temperature"], "ArrowLeft")
+    assert_row_and_output_match_served(opened)
+    press(opened, "checkbox", LABEL["causal"], "Space")
+    assert_row_and_output_match_served(opened)
+    press(opened, "slider", LABEL["n"], "End")
+    assert assert_row_and_output_match_served(opened)["n"] == 128
+
+
+@pytest.mark.browser
+def test_a_query_is_picked_by_typing_it_or_clicking_the_heatmap(open_export) -> None:
+    opened = open_export("?n=16")
+    page = opened.page
+    box = page.get_by_role("textbox", name=LABEL["row"])
+    lesson = opened.snapshot()["lesson_updates"]
+    box.fill("9")
+    box.press("Enter")
+    wait_for_lesson(opened, lesson)
+    assert assert_row_and_output_match_served(opened)["row"] == 9
+    page.wait_for_function("() => location.search.includes('row=9')")
+    # A click on the heatmap's row 3 (of 16) picks query 3; the box follows.
+    page.locator(".sdpa-heatmap").scroll_into_view_if_needed()
+    frame = opened.page.evaluate(
+        """() => {
+            const view = Bokeh.index.find_one(SdpaExport.page.models.heatmap);
+            const box = view.frame.bbox;
+            const rect = view.canvas_view.el.getBoundingClientRect();
+            return [rect.left + box.left, rect.top + box.top, box.width, box.height];
+        }"""
+    )
+    left, top, width, height = frame
+    lesson = opened.snapshot()["lesson_updates"]
+    page.mouse.click(left + width / 2, top + height * 3.5 / 16)
+    wait_for_lesson(opened, lesson)
+    assert assert_row_and_output_match_served(opened)["row"] == 3
+    assert box.input_value() == "3"

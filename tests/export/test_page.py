@@ -110,7 +110,8 @@ def test_heatmap_draws_only_the_current_view() -> None:
     document, _, _ = build_document(build_export_data(16, 16, 0))
     figure = document.get_model_by_name("heatmap")
     visible = [renderer.name for renderer in figure.renderers if renderer.visible]
-    assert visible == ["heatmap_image"]  # the served app's row outline has no use here
+    # The image, and the served outline of the query the row comparison shows.
+    assert visible == ["heatmap_image", "row_outline"]
     image = document.get_model_by_name("heatmap_image")
     assert image.glyph.image == "shown"
     np.testing.assert_array_equal(

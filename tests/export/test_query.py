@@ -175,7 +175,8 @@ def test_values_within_the_page_pass_unchanged(node: Runner) -> None:
         ("preset=collapse&d_k=512", "collapse", 512),  # the link asks for what the page has
         ("preset=collapse&d_k=8", "", 8),
         ("preset=lesson", "lesson", 4),
-        ("preset=causal&row=3", "causal", 64),  # the page has no row: it does not count
+        ("preset=causal&row=3", "", 64),  # the lesson's row counts, as on the served page
+        ("preset=causal&row=7", "causal", 64),
     ],
 )
 def test_presets_on_the_offline_page(node: Runner, query: str, preset: str, d_k: int) -> None:

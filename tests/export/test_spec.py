@@ -21,6 +21,7 @@ import app.export.widgets as export_widgets
 from app.controls import control_widget
 from app.controls_spec import CONTROLS, INPUTS, INTRO, TITLE, Control, page_spec
 from app.export.data import FIXED_CONTROLS, build_export_data, slider_grids
+from app.export.lesson import LESSON_CONTROLS
 from app.export.page import ASSETS, SCRIPTS, build_document
 from app.export.widgets import root_name
 
@@ -63,7 +64,8 @@ def test_config_carries_the_specs_graph_texts_and_thresholds(config: dict) -> No
     for key in ("title", "intro", "one_hot_threshold", "uniform_entropy_fraction"):
         assert config[key] == spec[key], key
     # The URL: the preset, then the controls in the spec's order, the fixed seed among them.
-    written = [c.name for c in CONTROLS if c.offline or c.name in FIXED_CONTROLS]
+    kept = (*FIXED_CONTROLS, *LESSON_CONTROLS)
+    written = [c.name for c in CONTROLS if c.offline or c.name in kept]
     assert config["url_names"] == ["preset", *written]
 
 
@@ -94,7 +96,7 @@ def test_title_and_intro_are_the_specs(html: str) -> None:
     page = html[html.index("<title>") : html.index("</title>") + 8]
     body = html[html.index('<div class="sdpa-page">') :]
     parser = _Text()
-    parser.feed(page + body[: body.index("</footer>")])
+    parser.feed(page + body[: body.index('<section class="sdpa-lesson"')])
     assert parser.text["title"] == parser.text["h1"] == TITLE
     # The intro's Markdown shown as the served page shows it: **bold** as <strong>.
     assert " ".join(parser.text["sdpa-intro"].split()) == INTRO.replace("**", "")
