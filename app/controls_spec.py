@@ -86,7 +86,9 @@ class Control:
     """Whether the exported page offers it (it keeps the others as exported)."""
     first_screen: bool = False
     """Whether its widget sits with the plots on the first screen; the others are under
-    "More controls"."""
+    "More controls", unless a lesson section offers them (:attr:`lesson_section`)."""
+    lesson_section: str = ""
+    """The lesson section whose view offers its widget ('' for none)."""
     url_format: Literal["plain", "general"] = "plain"
     """How the URL writes the value: ``general`` is ``%g`` (``0.25``, ``1``, ``20``)."""
 
@@ -225,6 +227,7 @@ CONTROLS: tuple[Control, ...] = (
     # section shows them; the offline page leaves them out for now).
     Control(
         "sigma_q",
+        lesson_section="assumptions",
         label="σ_q (query std)",
         doc="Standard deviation of each query entry (the lesson assumes 1).",
         kind="number",
@@ -238,6 +241,7 @@ CONTROLS: tuple[Control, ...] = (
     ),
     Control(
         "sigma_k",
+        lesson_section="assumptions",
         label="σ_k (key std)",
         doc="Standard deviation of each key entry (the lesson assumes 1).",
         kind="number",
@@ -251,6 +255,7 @@ CONTROLS: tuple[Control, ...] = (
     ),
     Control(
         "rho",
+        lesson_section="assumptions",
         label="ρ (q–k correlation)",
         doc="Correlation between q_i and k_i of the same token and dimension (the lesson "
         "assumes 0).",
@@ -265,6 +270,7 @@ CONTROLS: tuple[Control, ...] = (
     ),
     Control(
         "qk_norm",
+        lesson_section="assumptions",
         label="normalise q and k",
         doc="QK-norm: scale each query and key to unit length times √d_k before the dot product.",
         kind="boolean",
@@ -275,6 +281,7 @@ CONTROLS: tuple[Control, ...] = (
     ),
     Control(
         "precision",
+        lesson_section="assumptions",
         label="softmax precision",
         doc="The floating-point format the softmax computes in.",
         kind="choice",
@@ -286,6 +293,7 @@ CONTROLS: tuple[Control, ...] = (
     ),
     Control(
         "subtract_max",
+        lesson_section="assumptions",
         label="subtract the row max",
         doc="Subtract each row's largest logit before exponentiating (the stable softmax).",
         kind="boolean",
@@ -297,7 +305,7 @@ CONTROLS: tuple[Control, ...] = (
 )
 """Every control, in the order the URL writes them (after ``preset``)."""
 
-ASSUMPTION_CONTROLS = ("sigma_q", "sigma_k", "rho", "qk_norm", "precision", "subtract_max")
+ASSUMPTION_CONTROLS = tuple(c.name for c in CONTROLS if c.lesson_section == "assumptions")
 """The controls of the lesson's "When the assumptions break" section, top to bottom; at
 their defaults the page is the lesson's, number for number."""
 

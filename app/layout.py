@@ -10,7 +10,7 @@ import panel_material_ui as pmui
 
 from app.compat import detach_from_global_busy
 from app.controls import build_controls, widget_names
-from app.controls_spec import FIRST_SCREEN_CONTROLS, INTRO, TITLE
+from app.controls_spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS, INTRO, TITLE
 from app.flow import grid, side_by_side, sidebar_layout
 from app.presets import PRESETS, Preset
 from app.share import build_share_controls
@@ -143,7 +143,13 @@ class PageLayout:
     def _more_controls(self) -> pn.Column:
         """The controls not on the first screen, built now, top to bottom."""
         session = self._session
-        names = [name for name in widget_names() if name not in self.widgets]
+        # A control a lesson section offers is left to that section.
+        names = [
+            name
+            for name in widget_names()
+            if name not in self.widgets
+            and not getattr(CONTROL_BY_NAME.get(name), "lesson_section", "")
+        ]
         self.widgets.update(build_controls(session.state, names))
         rest = [name for name in names if name not in ("seed", "resample")]
         items = [self.widgets[name] for name in rest]
