@@ -568,8 +568,20 @@
       notice.visible = notices.length > 0;
     }
 
+    /** The lesson's own inputs, which change nothing in the state (the worked example's). */
+    listenToLesson() {
+      const switchBox = document.getElementById("sdpa-worked-switch");
+      const show = () => {
+        document.getElementById("sdpa-worked-scaled").hidden = switchBox.checked;
+        document.getElementById("sdpa-worked-unscaled").hidden = !switchBox.checked;
+      };
+      switchBox.addEventListener("change", show);
+      show();
+    }
+
     /** Read the URL, put the widgets there and compute everything once. */
     start() {
+      this.listenToLesson();
       const parsed = Q.parseQuery(root.location.search, CONFIG.query);
       const { values, preset, scene, notices } = Q.applyQuery(
         parsed.values,

@@ -20,10 +20,12 @@ import sdpa_core
 from app.controls_spec import CONTROL_BY_NAME, ROW_BOUNDS
 from app.derived import OUTPUT_DIM
 from app.export.data import ExportData
-from app.lesson_text import COLLAPSE_CURVES
+from app.lesson import FAQ
+from app.lesson_text import COLLAPSE_CURVES, WORKED_EXAMPLE
 from app.model import SimulationModel
 from app.views import output as output_view
 from app.views import row_compare
+from app.views import worked_example as worked
 from app.views.collapse import (
     COLLAPSE_D_VALUES,
     COLLAPSE_HEADING,
@@ -143,6 +145,8 @@ class LessonViews:
     html: dict[str, str]
     collapse_figures: list[str]
     """The collapse figures' root names, left to right."""
+    faq: list[str]
+    """The FAQ's answers as HTML, in reading order."""
 
 
 def build_lesson(model: SimulationModel, heatmap_figure: Model) -> LessonViews:
@@ -186,9 +190,34 @@ def build_lesson(model: SimulationModel, heatmap_figure: Model) -> LessonViews:
         "collapse_references": references_caption(uniform_references()),
         "row_intro": markdown_html(row_compare.EXPLANATION),
         "output_intro": markdown_html(output_view.EXPLANATION),
+        **worked_example_html(),
     }
     figures = [fig.name for fig in collapse.figures]
-    return LessonViews(roots=roots, models=models, html=html, collapse_figures=figures)
+    return LessonViews(
+        roots=roots, models=models, html=html, collapse_figures=figures, faq=faq_html()
+    )
+
+
+def faq_html() -> list[str]:
+    """The FAQ's answers (app.lesson.FAQ), in reading order, as HTML."""
+    return [markdown_html(text) for text in FAQ]
+
+
+def worked_example_html() -> dict[str, str]:
+    """The worked example's heading and words, its switch's label, and its steps scaled and
+    unscaled (the served view's HTML, computed by sdpa_core), by template variable."""
+    examples = {scaled: worked.worked_example(scaled) for scaled in (True, False)}
+    return {
+        "worked_intro": markdown_html(f"{worked.HEADING}\n\n{WORKED_EXAMPLE}"),
+        "worked_switch": worked.SWITCH_LABEL,
+        "worked_scaled": worked.worked_example_html(examples[True], examples[False]),
+        "worked_unscaled": worked.worked_example_html(examples[False], examples[True]),
+    }
+
+
+def lesson_css() -> str:
+    """The served lesson views' stylesheets the page's lesson uses."""
+    return worked.WORKED_CSS
 
 
 def lesson_config(data: ExportData) -> dict:

@@ -39,7 +39,7 @@ from app.export.data import (
     sample_limits,
     slider_grids,
 )
-from app.export.lesson import LESSON_CONTROLS, build_lesson, lesson_config
+from app.export.lesson import LESSON_CONTROLS, build_lesson, lesson_config, lesson_css
 from app.export.views import HISTOGRAM_HEADROOM, SHOWN_COLUMN, build_views
 from app.export.widgets import (
     FIRST_SCREEN,
@@ -233,6 +233,7 @@ def build_document(data: ExportData) -> tuple[Document, dict, dict]:
     config = page_config(data, state, curve_points=len(model.raw_histogram.curve_x))
     html = {"readouts": views.readouts, **lesson.html}
     html["collapse_figures"] = lesson.collapse_figures
+    html["faq"] = lesson.faq
     return document, config, html
 
 
@@ -269,7 +270,8 @@ def render_html(data: ExportData) -> str:
             "sdpa_style": (ASSETS / "page.css").read_text(encoding="utf-8")
             + more_button_css()
             + READOUT_CSS
-            + CAPTION_CSS,
+            + CAPTION_CSS
+            + lesson_css(),
             "sdpa_readouts": markup["readouts"],
             "sdpa_lesson": markup,
             "sdpa_config": _script_safe(json.dumps(config, separators=(",", ":"))),

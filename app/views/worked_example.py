@@ -18,6 +18,12 @@ K = ((1.0, 0.0), (0.0, 1.0))
 V = ((10.0, 0.0), (0.0, 10.0))
 """The lesson's queries, keys (the identity) and values (10 times the identity)."""
 
+HEADING = "### Worked example: softmax(Q Kᵀ / √d_k) V by hand"
+"""The section's heading (Markdown), above :data:`app.lesson_text.WORKED_EXAMPLE`."""
+
+SWITCH_LABEL = "show the steps unscaled (no ÷√d_k)"
+"""The switch between the scaled and the unscaled steps."""
+
 WORKED_CSS = """
 .worked { display: flex; flex-wrap: wrap; gap: 10px; align-items: stretch; margin: 0; }
 .step { border: 1px solid rgba(127,127,127,0.35); border-radius: 8px; padding: 6px 10px;
@@ -170,14 +176,14 @@ class WorkedExampleView:
 
     def __init__(self, model: SimulationModel) -> None:
         self.examples = {scaled: worked_example(scaled) for scaled in (True, False)}
-        self.switch = Toggle(label="show the steps unscaled (no ÷√d_k)", value=False)
+        self.switch = Toggle(label=SWITCH_LABEL, value=False)
         self.pane = pn.pane.HTML(
             self._html(), stylesheets=[WORKED_CSS], sizing_mode="stretch_width", margin=(5, 10)
         )
         self.switch.param.watch(self._redraw, "value")
         self.panel = pn.Column(
             pn.pane.Markdown(
-                "### Worked example: softmax(Q Kᵀ / √d_k) V by hand\n\n" + WORKED_EXAMPLE,
+                f"{HEADING}\n\n{WORKED_EXAMPLE}",
                 sizing_mode="stretch_width",
                 margin=(0, 10),
             ),

@@ -244,3 +244,44 @@ def test_a_query_is_picked_by_typing_it_or_clicking_the_heatmap(open_export) -> 
     wait_for_lesson(opened, lesson)
     assert assert_row_and_output_match_served(opened)["row"] == 3
     assert box.input_value() == "3"
+
+
+def visible_text(html: str) -> str:
+    """The words of served markup, spaces collapsed (as a page's innerText reads them)."""
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+@pytest.mark.browser
+def test_the_faq_and_the_worked_example_show_the_served_texts(open_export) -> None:
+    from app.lesson import FAQ
+    from app.views.worked_example import SWITCH_LABEL, worked_example, worked_example_html
+
+    opened = open_export()
+    page = opened.page
+    faq = " ".join(page.get_by_test_id("faq").inner_text().split())
+    for text in FAQ:
+        assert " ".join(text.replace("**", "").split()) in faq
+    section = page.get_by_test_id("worked-example")
+    examples = {scaled: worked_example(scaled) for scaled in (True, False)}
+
+    def shown() -> str:
+        visible = section.locator("#sdpa-worked-scaled, #sdpa-worked-unscaled").filter(
+            has_not=page.locator("[hidden]")
+        )
+        texts = [block.inner_text() for block in visible.all() if block.is_visible()]
+        assert len(texts) == 1
+        return " ".join(texts[0].split())
+
+    def served(scaled: bool) -> str:
+        return visible_text(worked_example_html(examples[scaled], examples[not scaled]))
+
+    assert shown().replace(" ", "") == served(True).replace(" ", "")
+    switch = page.get_by_role("checkbox", name=SWITCH_LABEL)
+    switch.press("Space")
+    assert switch.is_checked()
+    assert shown().replace(" ", "") == served(False).replace(" ", "")
+    unscaled = worked_example_html(examples[False], examples[True])
+    (sentence,) = re.findall(r'data-testid="worked-result">(.*?)</p>', unscaled)
+    assert page.get_by_test_id("worked-result").filter(visible=True).inner_text() == sentence
+    switch.press("Space")
+    assert shown().replace(" ", "") == served(True).replace(" ", "")
