@@ -544,12 +544,53 @@
       }
     }
 
-    /** Show the preset scene's label and words, or hide them once left. */
+    /** Show the preset scene's label and words, or hide them once left; the selector says which. */
     showScene() {
       const preset = CONFIG.presets[this.state.preset];
       const scene = this.models.scene;
       scene.text = preset ? `Preset scene: ${preset.label}. ${preset.description}` : "";
       scene.visible = preset !== undefined;
+      if (this.models.preset_select.value !== this.state.preset) {
+        this.models.preset_select.value = this.state.preset;
+      }
+    }
+
+    /**
+     * The preset selector moved: show that scene, every control it sets at once, as the
+     * page shows them (app.state.SimulationState.choose_preset); none leaves the scene.
+     */
+    onPreset(model) {
+      const key = model.value;
+      if (key === this.state.preset) {
+        return;
+      }
+      this.state.preset = "";
+      this.scene = {};
+      if (key in CONFIG.presets) {
+        const chosen = Q.applyQuery({ preset: key }, CONFIG.presets, CONFIG.limits);
+        this.set(
+          Object.fromEntries(
+            PAGE_NAMES.filter((name) => name in chosen.values).map((name) => [
+              name,
+              chosen.values[name],
+            ]),
+          ),
+        );
+        this.state.preset = chosen.preset;
+        this.scene = Object.fromEntries(
+          PAGE_NAMES.filter((name) => name in chosen.scene).map((name) => [
+            name,
+            chosen.scene[name],
+          ]),
+        );
+        this.syncWidgets();
+        this.showNotices(chosen.notices);
+        this.whenIdle(() => {
+          this.describeSliders();
+          this.writeUrl();
+        });
+      }
+      this.showScene();
     }
 
     /** A control moved away from the preset's value: the scene is left (app.state). */
@@ -627,6 +668,9 @@
     },
     onRowInput(model) {
       api.page?.onRowInput(model);
+    },
+    onPreset(model) {
+      api.page?.onPreset(model);
     },
     onHeatmapTap(y) {
       api.page?.onHeatmapTap(y);

@@ -45,8 +45,10 @@ from app.export.widgets import (
     FIRST_SCREEN,
     MORE,
     OFFLINE_CONTROLS,
+    PRESET,
     build_widgets,
     control_roots,
+    preset_root,
     root_name,
 )
 from app.layout import WIDE_PAGE_PX
@@ -120,8 +122,12 @@ def presets_spec() -> dict:
     }
 
 
-PAGE_WIDGETS = PAGE_CONTROLS
+PAGE_WIDGETS = (PRESET, *PAGE_CONTROLS)
 """What the page offers a widget for: what ``?controls=`` may name on it."""
+
+MORE_CELLS = (PRESET, *MORE)
+"""The cells under "More controls", top to bottom: the preset selector first, as on the
+served page, then the offline controls not on the first screen."""
 
 SIDEBAR_PX = 1000
 """Window width from which the page's controls sit beside the plots (page.css's media
@@ -225,10 +231,19 @@ def build_document(data: ExportData) -> tuple[Document, dict, dict]:
     widgets = build_widgets(state.param.values(), slider_grids(data))
     document = Document(title=TITLE)
     # The template places each root by its name (page.html.jinja).
-    roots = (*control_roots(widgets).values(), *views.roots.values(), *lesson.roots.values())
+    roots = (
+        *control_roots(widgets).values(),
+        preset_root(state.preset),
+        *views.roots.values(),
+        *lesson.roots.values(),
+    )
     for root in roots:
         document.add_root(root)
-    models = {**views.models, **lesson.models}
+    models = {
+        **views.models,
+        **lesson.models,
+        "preset_select": document.get_model_by_name("preset_select"),
+    }
     document.js_on_event("document_ready", _start_callback(models, widgets))
     config = page_config(data, state, curve_points=len(model.raw_histogram.curve_x))
     html = {"readouts": views.readouts, **lesson.html}
@@ -279,7 +294,7 @@ def render_html(data: ExportData) -> str:
             "sdpa_title": html.escape(TITLE),
             "sdpa_intro": intro_html(),
             "sdpa_first": [(name, root_name(name)) for name in FIRST_SCREEN],
-            "sdpa_more": [(name, root_name(name)) for name in MORE],
+            "sdpa_more": [(name, root_name(name)) for name in MORE_CELLS],
             "sdpa_more_label": MORE_LABEL,
             "sdpa_limits": {
                 "n_max": data.n_max,

@@ -19,11 +19,13 @@ from bokeh.models import (
     CustomJSTickFormatter,
     Div,
     RadioButtonGroup,
+    Select,
     Slider,
     Widget,
 )
 
-from app.controls_spec import CONTROLS, Control, nearest_on_grid
+from app.controls_spec import CONTROLS, NO_PRESET_LABEL, PRESET_LABEL, Control, nearest_on_grid
+from app.presets import preset_options
 
 OFFLINE_CONTROLS: tuple[Control, ...] = tuple(control for control in CONTROLS if control.offline)
 """The controls the exported page offers, in the spec's order."""
@@ -126,3 +128,22 @@ def control_roots(widgets: Mapping[str, Widget]) -> dict[str, Column]:
             *items, sizing_mode="stretch_width", name=root_name(control.name)
         )
     return roots
+
+
+PRESET = "preset"
+"""The preset selector's cell name: what ``?controls=`` calls it (app.controls_spec's
+SHOWABLE_CONTROLS)."""
+
+
+def preset_root(preset: str) -> Column:
+    """The preset scene selector, as the served one (its label, "none" first, then each
+    scene's label), showing ``preset``; a choice applies the scene (controller.js)."""
+    select = Select(
+        title=PRESET_LABEL,
+        options=[("", NO_PRESET_LABEL), *((key, label) for label, key in preset_options().items())],
+        value=preset,
+        sizing_mode="stretch_width",
+        name="preset_select",
+    )
+    select.js_on_change("value", CustomJS(code="SdpaExport.onPreset(cb_obj);"))
+    return column(select, sizing_mode="stretch_width", name=root_name(PRESET))

@@ -66,7 +66,7 @@ def test_shown_controls_are_read_as_the_served_app_reads_them(node: Runner) -> N
 
 
 def test_the_page_can_show_its_own_controls_only() -> None:
-    assert SHOWN["names"] == OFFLINE
+    assert SHOWN["names"] == ["preset", *OFFLINE]
     assert SHOWN["first_screen"] == [name for name in FIRST_SCREEN_CONTROLS if name in OFFLINE]
 
 
@@ -142,7 +142,7 @@ def test_more_controls_open_in_place_and_work(open_export) -> None:
     assert not causal.is_visible()
     button.press("Enter")
     assert button.get_attribute("aria-expanded") == "true"
-    more = [name for name in OFFLINE if name not in SHOWN["first_screen"]]
+    more = ["preset", *(name for name in OFFLINE if name not in SHOWN["first_screen"])]
     assert control_cells(opened, "sdpa-more") == more
     assert causal.is_visible()
     count = opened.updates()
@@ -189,7 +189,7 @@ def test_a_link_shows_exactly_the_controls_it_names(open_export) -> None:
             shown = page.get_by_role(role, name=LABEL[name], exact=True).is_visible()
         assert shown is visible, name
     notice = opened.model("notice", "m.text")
-    listed = ", ".join(OFFLINE)
+    listed = ", ".join(SHOWN["names"])
     assert f"controls: “bogus” is not one of {listed}, so it was ignored." in notice
     # The shown ones work, and the link's other values were read as usual.
     count = opened.updates()

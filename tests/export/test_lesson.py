@@ -285,3 +285,41 @@ def test_the_faq_and_the_worked_example_show_the_served_texts(open_export) -> No
     assert page.get_by_test_id("worked-result").filter(visible=True).inner_text() == sentence
     switch.press("Space")
     assert shown().replace(" ", "") == served(True).replace(" ", "")
+
+
+@pytest.mark.browser
+def test_the_preset_selector_applies_a_scene_as_the_served_one_does(open_export) -> None:
+    from app.controls_spec import NO_PRESET_LABEL, PRESET_LABEL
+    from app.presets import PRESETS
+
+    from .test_browser import assert_weights_match_core
+
+    opened = open_export("?preset=lesson", width=1280, height=800)
+    page = opened.page
+    select = page.get_by_role("combobox", name=PRESET_LABEL)
+    assert opened.model("preset_select", "m.value") == "lesson"
+    count = opened.updates()
+    select.select_option(label=PRESETS["causal"].label)
+    opened.wait_for_update_after(count)
+    snapshot = opened.snapshot()
+    causal = PRESETS["causal"]
+    assert snapshot["preset"] == "causal"
+    state = snapshot["state"]
+    for name, value in causal.values.items():
+        if name in state:
+            assert state[name] == value, name
+    assert_weights_match_core(opened)
+    assert opened.model("scene", "m.text") == (
+        f"Preset scene: {causal.label}. {causal.description}"
+    )
+    page.wait_for_function("() => location.search.startsWith('?preset=causal&')")
+    # A control moved away from the scene leaves it; the selector says so.
+    press(opened, "slider", LABEL["temperature"], "ArrowRight")
+    assert opened.snapshot()["preset"] == ""
+    assert opened.model("preset_select", "m.value") == ""
+    page.wait_for_function(
+        "(label) => Bokeh.index.find_one(SdpaExport.page.models.preset_select)"
+        ".input_el.selectedOptions[0].textContent === label",
+        arg=NO_PRESET_LABEL,
+    )
+    assert opened.model("scene", "m.visible") is False
