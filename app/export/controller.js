@@ -618,6 +618,48 @@
       };
       switchBox.addEventListener("change", show);
       show();
+      this.listenToQuiz();
+    }
+
+    /** The quiz: Check (or Enter in an answer box) grades a question and shows why. */
+    listenToQuiz() {
+      const spec = CONFIG.quiz;
+      const quiz = document.getElementById("sdpa-quiz");
+      const show = (button, result) => {
+        const box = button.closest(".quiz-question").querySelector(".quiz-feedback");
+        box.className = box.className.replace(/ (info|success|error)$/, "") + ` ${result.severity}`;
+        box.querySelector(".quiz-title").textContent = result.title;
+        box.querySelector(".quiz-message").textContent = result.message;
+        box.hidden = false;
+      };
+      const check = (button) => {
+        const question = button.dataset.check;
+        const within = button.closest(".quiz-question");
+        if (question === "matching") {
+          const selects = [...within.querySelectorAll("select")];
+          const answers = Object.fromEntries(selects.map((box) => [box.dataset.item, box.value]));
+          const result = L.matchingFeedback(answers, spec);
+          for (const box of selects) {
+            // Nothing chosen yet is not an error; a wrong choice is marked.
+            const wrong = result.correct !== null && !result.results[box.dataset.item];
+            box.setAttribute("aria-invalid", String(wrong));
+          }
+          show(button, result);
+          return;
+        }
+        const answer = within.querySelector("input").value;
+        show(button, L.answerFeedback(question, answer, spec, CONFIG.query));
+      };
+      for (const button of quiz.querySelectorAll("button[data-check]")) {
+        button.addEventListener("click", () => check(button));
+      }
+      for (const input of quiz.querySelectorAll("input[data-question]")) {
+        input.addEventListener("keydown", (event) => {
+          if (event.key === "Enter") {
+            check(input.closest(".quiz-question").querySelector("button[data-check]"));
+          }
+        });
+      }
     }
 
     /** Read the URL, put the widgets there and compute everything once. */

@@ -8,14 +8,14 @@
 (function (root, factory) {
   const node = typeof module === "object" && module.exports;
   const lesson = node
-    ? factory(require("./text.js"), require("./kernel.js"))
-    : factory(root.SdpaText, root.SdpaKernel);
+    ? factory(require("./text.js"), require("./kernel.js"), require("./query.js"))
+    : factory(root.SdpaText, root.SdpaKernel, root.SdpaQuery);
   if (node) {
     module.exports = lesson;
   } else {
     root.SdpaLesson = lesson;
   }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (text, kernel) {
+})(typeof globalThis !== "undefined" ? globalThis : this, function (text, kernel, query) {
   "use strict";
 
   /** numpy.interp(x, xp, fp) for increasing xp: linear between points, flat beyond them. */
@@ -160,7 +160,77 @@
     return { valuesImage, outputImage: output, limit };
   }
 
+  /**
+   * app.views.quiz's _clean: the answer stripped as Python strips it (`rules`: the query
+   * rules' Unicode spaces), or null if it is not text or longer than the quiz reads.
+   */
+  function cleanAnswer(answer, spec, rules) {
+    if (typeof answer !== "string" || [...answer].length > spec.max_length) {
+      return null;
+    }
+    return query.strip(answer, rules);
+  }
+
+  /** app.views.quiz.check_divisor: the number question 1 wants, read as float() reads it. */
+  function checkDivisor(answer, spec, rules) {
+    const cleaned = cleanAnswer(answer, spec, rules);
+    return Boolean(cleaned) && query.pythonFloat(cleaned, rules) === spec.divisor;
+  }
+
+  /** app.views.quiz.check_sqrt_blank: np.sqrt, numpy.sqrt, sqrt, with or without (). */
+  function checkSqrtBlank(answer, spec, rules) {
+    const cleaned = cleanAnswer(answer, spec, rules);
+    return Boolean(cleaned) && new RegExp(`^(?:${spec.sqrt_pattern})$`).test(cleaned.toLowerCase());
+  }
+
+  /** app.views.quiz.check_matching: by item key, whether its chosen match is right. */
+  function checkMatching(answers, spec) {
+    return Object.fromEntries(spec.items.map((item) => [item.key, answers[item.key] === item.answer]));
+  }
+
+  const SEVERITY = { none: "info", right: "success", wrong: "error" };
+
+  /** A feedback entry of the spec, with its severity (app.views.quiz.Feedback.severity). */
+  function feedback(entry, outcome) {
+    return { ...entry, severity: SEVERITY[outcome] };
+  }
+
+  /** app.views.quiz.divisor_feedback and sqrt_blank_feedback, by question. */
+  function answerFeedback(question, answer, spec, rules) {
+    const table = spec.feedback[question];
+    if (typeof answer === "string" && query.strip(answer, rules) === "") {
+      return feedback(table.none, "none");
+    }
+    const check = question === "divisor" ? checkDivisor : checkSqrtBlank;
+    const outcome = check(answer, spec, rules) ? "right" : "wrong";
+    return feedback(table[outcome], outcome);
+  }
+
+  /** app.views.quiz.matching_feedback, and which items are right (for marking the wrong). */
+  function matchingFeedback(answers, spec) {
+    const table = spec.feedback.matching;
+    const results = checkMatching(answers, spec);
+    if (!spec.items.some((item) => answers[item.key])) {
+      return { ...feedback(table.none, "none"), results };
+    }
+    const right = Object.values(results).filter(Boolean).length;
+    if (right === spec.items.length) {
+      return { ...feedback(table.right, "right"), results };
+    }
+    const wrong = spec.items.filter((item) => !results[item.key]).map((item) => item.label);
+    return {
+      ...feedback(table.wrong, "wrong"),
+      title: fill(table.wrong.title, { right, total: spec.items.length }),
+      message: fill(table.wrong.message, { wrong: wrong.join(", ") }),
+      results,
+    };
+  }
+
   return {
+    checkDivisor,
+    checkSqrtBlank,
+    answerFeedback,
+    matchingFeedback,
     fill,
     rowComparison,
     rowView,

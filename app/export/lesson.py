@@ -9,7 +9,8 @@ lesson.js redraws the figures from this data as the controls move.
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+import html as html_text
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from bokeh.layouts import column, row
@@ -21,10 +22,10 @@ from app.controls_spec import CONTROL_BY_NAME, ROW_BOUNDS
 from app.derived import OUTPUT_DIM
 from app.export.data import ExportData
 from app.lesson import FAQ
-from app.lesson_text import COLLAPSE_CURVES, WORKED_EXAMPLE
+from app.lesson_text import COLLAPSE_CURVES, QUIZ, WORKED_EXAMPLE
 from app.model import SimulationModel
 from app.views import output as output_view
-from app.views import row_compare
+from app.views import quiz, row_compare
 from app.views import worked_example as worked
 from app.views.collapse import (
     COLLAPSE_D_VALUES,
@@ -191,6 +192,7 @@ def build_lesson(model: SimulationModel, heatmap_figure: Model) -> LessonViews:
         "row_intro": markdown_html(row_compare.EXPLANATION),
         "output_intro": markdown_html(output_view.EXPLANATION),
         **worked_example_html(),
+        "quiz": quiz_html(),
     }
     figures = [fig.name for fig in collapse.figures]
     return LessonViews(
@@ -215,6 +217,79 @@ def worked_example_html() -> dict[str, str]:
     }
 
 
+def quiz_spec() -> dict:
+    """What lesson.js grades the quiz with, from app/views/quiz.py: the longest answer read,
+    the divisor question 1 wants (found with the served grader), question 2's pattern, the
+    matching items and their answers, and each question's feedback (None/True/False as
+    "none"/"right"/"wrong")."""
+    divisor = next(number for number in range(1, 1025) if quiz.check_divisor(str(number)))
+    names = {None: "none", True: "right", False: "wrong"}
+    return {
+        "max_length": quiz.MAX_ANSWER_LENGTH,
+        "divisor": divisor,
+        "sqrt_pattern": quiz._SQRT_ANSWER.pattern,
+        "items": [asdict(item) for item in quiz.MATCH_ITEMS],
+        "feedback": {
+            question: {names[key]: asdict(feedback) for key, feedback in table.items()}
+            for question, table in (
+                ("divisor", quiz.DIVISOR_FEEDBACK),
+                ("sqrt", quiz.SQRT_BLANK_FEEDBACK),
+                ("matching", quiz.MATCHING_FEEDBACK),
+            )
+        },
+    }
+
+
+def _feedback_box(number: int) -> str:
+    return (
+        f'<div class="quiz-feedback quiz-feedback-{number}" role="status" hidden>'
+        '<strong class="quiz-title"></strong> <span class="quiz-message"></span></div>'
+    )
+
+
+def _answer_box(question: str, number: int, label: str, placeholder: str) -> str:
+    escape = html_text.escape
+    check = quiz.CHECK_LABEL.format(number=number)
+    return (
+        f'<div class="quiz-row"><label class="quiz-label">{escape(label)}'
+        f'<input type="text" data-question="{question}" maxlength="{quiz.MAX_ANSWER_LENGTH}" '
+        f'placeholder="{escape(placeholder)}" autocomplete="off" spellcheck="false"></label>'
+        f'<button type="button" data-check="{question}">{escape(check)}</button></div>'
+    )
+
+
+def quiz_html() -> str:
+    """The quiz as plain HTML from the served view's words: each question, its answer box or
+    lists, its Check button and a hidden box for the feedback (lesson.js grades)."""
+    escape = html_text.escape
+    options = "".join(
+        f'<option value="{escape(key)}">{escape(label)}</option>'
+        for key, label in quiz.MATCH_CHOICES.items()
+    )
+    selects = "".join(
+        f'<label class="quiz-label">{escape(item.label)}<select data-item="{escape(item.key)}">'
+        f'<option value="">{escape(quiz.CHOOSE_LABEL)}</option>{options}</select></label>'
+        for item in quiz.MATCH_ITEMS
+    )
+    check = escape(quiz.CHECK_LABEL.format(number=3))
+    questions = [
+        markdown_html(quiz.PROMPTS[0])
+        + _answer_box("divisor", 1, quiz.DIVISOR_LABEL, quiz.DIVISOR_PLACEHOLDER)
+        + _feedback_box(1),
+        markdown_html(quiz.PROMPTS[1])
+        + _answer_box("sqrt", 2, quiz.SQRT_LABEL, quiz.SQRT_PLACEHOLDER)
+        + _feedback_box(2),
+        markdown_html(quiz.PROMPTS[2])
+        + f'<div class="quiz-row quiz-selects">{selects}</div>'
+        + '<div class="quiz-row">'
+        + f'<button type="button" data-check="matching">{check}</button></div>'
+        + _feedback_box(3),
+    ]
+    return markdown_html(f"{quiz.HEADING}\n\n{QUIZ}") + "".join(
+        f'<div class="quiz-question">{question}</div>' for question in questions
+    )
+
+
 def lesson_css() -> str:
     """The served lesson views' stylesheets the page's lesson uses."""
     return worked.WORKED_CSS
@@ -222,4 +297,9 @@ def lesson_css() -> str:
 
 def lesson_config(data: ExportData) -> dict:
     """The lesson's data for lesson.js and controller.js, by section."""
-    return {"collapse": collapse_spec(), "row": row_spec(), "output": output_spec(data)}
+    return {
+        "collapse": collapse_spec(),
+        "row": row_spec(),
+        "output": output_spec(data),
+        "quiz": quiz_spec(),
+    }

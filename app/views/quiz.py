@@ -21,6 +21,26 @@ from app.model import SimulationModel
 MAX_ANSWER_LENGTH = 32
 """Longer answers are refused unread (and the text boxes accept no more)."""
 
+HEADING = "### Test yourself"
+"""The quiz's heading (Markdown), above :data:`app.lesson_text.QUIZ`."""
+
+PROMPTS = (
+    "**1.** By what are the scores divided when d_k = 64?",
+    "**2.** Fill in the blank: `A = softmax(Q @ K.T / np.____(d_k), axis=-1)`",
+    "**3.** Match each item on the left with its value.",
+)
+"""The three questions (Markdown), in order."""
+
+DIVISOR_LABEL = "Divisor when d_k = 64"
+DIVISOR_PLACEHOLDER = "a number"
+SQRT_LABEL = "Missing function in np.____(d_k)"
+SQRT_PLACEHOLDER = "a NumPy function"
+CHOOSE_LABEL = "choose…"
+"""The answer boxes' labels and hints, and the matching lists' empty choice."""
+
+CHECK_LABEL = "Check answer {number}"
+"""Each question's Check button (a distinct accessible name per question)."""
+
 _SQRT_ANSWER = re.compile(r"(?:np\.|numpy\.)?sqrt(?:\(\))?")
 
 
@@ -93,69 +113,95 @@ def check_matching(answers: Mapping[str, object]) -> dict[str, bool]:
     return {item.key: answers.get(item.key) == item.answer for item in MATCH_ITEMS}
 
 
-def divisor_feedback(text: object) -> Feedback:
-    """Grade question 1 and explain, without repeating the answer given."""
-    if isinstance(text, str) and not text.strip():
-        return Feedback(None, "No answer yet", "Type a number, then press Check.")
-    if check_divisor(text):
-        return Feedback(
-            True,
-            "Right: 8",
-            "√64 = 8. The raw scores q·k have standard deviation √d_k = 8, so dividing by "
-            "8 brings them back to a spread of about 1.",
-        )
-    return Feedback(
+DIVISOR_FEEDBACK = {
+    None: Feedback(None, "No answer yet", "Type a number, then press Check."),
+    True: Feedback(
+        True,
+        "Right: 8",
+        "√64 = 8. The raw scores q·k have standard deviation √d_k = 8, so dividing by "
+        "8 brings them back to a spread of about 1.",
+    ),
+    False: Feedback(
         False,
         "Not quite",
         "The scores are divided by √d_k, not by d_k: √d_k is the standard deviation of q·k. "
         "What is the square root of 64?",
-    )
+    ),
+}
+"""Question 1's feedback: unanswered (None), right (True), wrong (False)."""
+
+SQRT_BLANK_FEEDBACK = {
+    None: Feedback(None, "No answer yet", "Type the NumPy function, then press Check."),
+    True: Feedback(
+        True,
+        "Right: np.sqrt",
+        "The scores are divided by √d_k, the square root of the key dimension, so their "
+        "spread stays at 1 whatever d_k is.",
+    ),
+    False: Feedback(
+        False,
+        "Not quite",
+        "The blank is the NumPy function that turns d_k into the standard deviation of q·k: "
+        "not d_k itself, but its square root.",
+    ),
+}
+"""Question 2's feedback: unanswered (None), right (True), wrong (False)."""
+
+MATCHING_FEEDBACK = {
+    None: Feedback(None, "No answer yet", "Choose a match for each item, then press Check."),
+    True: Feedback(
+        True,
+        "All four match",
+        "√16 = 4 and √64 = 8 are the divisors. Without them, large scores make the "
+        "softmax one-hot; after dividing, the scores have standard deviation ≈ 1.",
+    ),
+    False: Feedback(
+        False,
+        "{right} of {total} match",
+        "Look again at: {wrong}. The divisor is the square root of d_k, and it is chosen "
+        "so the scaled scores have a standard deviation of about 1.",
+    ),
+}
+"""Question 3's feedback: unanswered (None), all right (True), some wrong (False: a
+template of how many are right, of how many, and the wrong items' labels)."""
+
+
+def divisor_feedback(text: object) -> Feedback:
+    """Grade question 1 and explain, without repeating the answer given."""
+    if isinstance(text, str) and not text.strip():
+        return DIVISOR_FEEDBACK[None]
+    return DIVISOR_FEEDBACK[check_divisor(text)]
 
 
 def sqrt_blank_feedback(text: object) -> Feedback:
     """Grade question 2 and explain, without repeating the answer given."""
     if isinstance(text, str) and not text.strip():
-        return Feedback(None, "No answer yet", "Type the NumPy function, then press Check.")
-    if check_sqrt_blank(text):
-        return Feedback(
-            True,
-            "Right: np.sqrt",
-            "The scores are divided by √d_k, the square root of the key dimension, so their "
-            "spread stays at 1 whatever d_k is.",
-        )
-    return Feedback(
-        False,
-        "Not quite",
-        "The blank is the NumPy function that turns d_k into the standard deviation of q·k: "
-        "not d_k itself, but its square root.",
-    )
+        return SQRT_BLANK_FEEDBACK[None]
+    return SQRT_BLANK_FEEDBACK[check_sqrt_blank(text)]
 
 
 def matching_feedback(answers: Mapping[str, object]) -> Feedback:
     """Grade question 3, naming the items (fixed labels, never the input) that are wrong."""
     if not any(answers.get(item.key) for item in MATCH_ITEMS):
-        return Feedback(None, "No answer yet", "Choose a match for each item, then press Check.")
+        return MATCHING_FEEDBACK[None]
     results = check_matching(answers)
     right = sum(results.values())
     if right == len(MATCH_ITEMS):
-        return Feedback(
-            True,
-            "All four match",
-            "√16 = 4 and √64 = 8 are the divisors. Without them, large scores make the "
-            "softmax one-hot; after dividing, the scores have standard deviation ≈ 1.",
-        )
+        return MATCHING_FEEDBACK[True]
     wrong = ", ".join(item.label for item in MATCH_ITEMS if not results[item.key])
+    template = MATCHING_FEEDBACK[False]
     return Feedback(
         False,
-        f"{right} of {len(MATCH_ITEMS)} match",
-        f"Look again at: {wrong}. The divisor is the square root of d_k, and it is chosen "
-        "so the scaled scores have a standard deviation of about 1.",
+        template.title.format(right=right, total=len(MATCH_ITEMS)),
+        template.message.format(wrong=wrong),
     )
 
 
 def _check_button(number: int) -> PageButton:
     # A distinct accessible name per question; the top margin lines it up with the text box.
-    return PageButton(label=f"Check answer {number}", variant="outlined", margin=(16, 10, 5, 10))
+    return PageButton(
+        label=CHECK_LABEL.format(number=number), variant="outlined", margin=(16, 10, 5, 10)
+    )
 
 
 def _alert(number: int) -> pmui.Alert:
@@ -185,18 +231,18 @@ class QuizView:
 
     def __init__(self, model: SimulationModel) -> None:
         self.divisor_input = pmui.TextInput(
-            label="Divisor when d_k = 64",
-            placeholder="a number",
+            label=DIVISOR_LABEL,
+            placeholder=DIVISOR_PLACEHOLDER,
             max_length=MAX_ANSWER_LENGTH,
             width=220,
         )
         self.sqrt_input = pmui.TextInput(
-            label="Missing function in np.____(d_k)",
-            placeholder="a NumPy function",
+            label=SQRT_LABEL,
+            placeholder=SQRT_PLACEHOLDER,
             max_length=MAX_ANSWER_LENGTH,
             width=220,
         )
-        options = {"choose…": "", **{label: key for key, label in MATCH_CHOICES.items()}}
+        options = {CHOOSE_LABEL: "", **{label: key for key, label in MATCH_CHOICES.items()}}
         self.match_selects = {
             item.key: ChoiceSelect(label=item.label, options=options, value="", width=220)
             for item in MATCH_ITEMS
@@ -214,21 +260,19 @@ class QuizView:
         self.sqrt_input.param.watch(lambda event: self.check_sqrt_blank(), "enter_pressed")
         self.match_button.on_click(lambda event: self.check_matching())
         self.panel = pn.Column(
-            pn.pane.Markdown(
-                "### Test yourself\n\n" + QUIZ, sizing_mode="stretch_width", margin=(0, 10)
-            ),
+            pn.pane.Markdown(f"{HEADING}\n\n{QUIZ}", sizing_mode="stretch_width", margin=(0, 10)),
             self._question(
-                "**1.** By what are the scores divided when d_k = 64?",
+                PROMPTS[0],
                 pmui.Row(self.divisor_input, self.divisor_button),
                 self.divisor_alert,
             ),
             self._question(
-                "**2.** Fill in the blank: `A = softmax(Q @ K.T / np.____(d_k), axis=-1)`",
+                PROMPTS[1],
                 pmui.Row(self.sqrt_input, self.sqrt_button),
                 self.sqrt_alert,
             ),
             self._question(
-                "**3.** Match each item on the left with its value.",
+                PROMPTS[2],
                 pn.FlexBox(*self.match_selects.values(), sizing_mode="stretch_width"),
                 pmui.Row(self.match_button),
                 self.match_alert,

@@ -323,3 +323,103 @@ def test_the_preset_selector_applies_a_scene_as_the_served_one_does(open_export)
         arg=NO_PRESET_LABEL,
     )
     assert opened.model("scene", "m.visible") is False
+
+
+QUIZ_ANSWERS = [
+    "",
+    "   ",
+    "8",
+    " 8.0 ",
+    "８",
+    "8e0",
+    "1_0",
+    "nan",
+    "inf",
+    "64",
+    "sqrt",
+    "np.sqrt",
+    "NP.SQRT()",
+    "numpy.sqrt",
+    "np.sqrt(d_k)",
+    "math.sqrt",
+    "\u2003np.sqrt\u00a0",
+    "x" * 33,
+    " " * 40,
+    "8" + " " * 40,
+    "<script>",
+]
+"""Answers for both graders: right, wrong, blank, spaced, too long, Unicode digits."""
+
+
+def test_the_quiz_grades_as_the_served_one(node: Runner) -> None:
+    from dataclasses import asdict
+
+    from app.export.lesson import quiz_spec
+    from app.query import query_spec
+    from app.views import quiz
+
+    spec, rules = quiz_spec(), query_spec()
+    calls = [
+        ("lesson", "answerFeedback", [question, answer, spec, rules])
+        for question in ("divisor", "sqrt")
+        for answer in QUIZ_ANSWERS
+    ]
+    keys = [item.key for item in quiz.MATCH_ITEMS]
+    choices = ["", *quiz.MATCH_CHOICES]
+    matchings = [
+        dict(zip(keys, (choices[(i + j * seed) % len(choices)] for j in range(4)), strict=True))
+        for seed in range(5)
+        for i in range(5)
+    ]
+    matchings.append({item.key: item.answer for item in quiz.MATCH_ITEMS})
+    calls += [("lesson", "matchingFeedback", [answers, spec]) for answers in matchings]
+    results = node(calls)
+    expected = [
+        grader(answer)
+        for grader in (quiz.divisor_feedback, quiz.sqrt_blank_feedback)
+        for answer in QUIZ_ANSWERS
+    ]
+    expected += [quiz.matching_feedback(answers) for answers in matchings]
+    for call, result, served in zip(calls, results, expected, strict=True):
+        shown = {key: result[key] for key in ("correct", "title", "message")}
+        assert shown == asdict(served), call[2][:2]
+        assert result["severity"] == served.severity
+        if call[1] == "matchingFeedback":
+            assert result["results"] == quiz.check_matching(call[2][0])
+
+
+@pytest.mark.browser
+def test_the_quiz_gives_its_feedback_in_the_page(open_export) -> None:
+    from app.views import quiz
+
+    page = open_export().page
+
+    def feedback(number: int) -> str:
+        box = page.locator(f".quiz-feedback-{number}")
+        assert box.is_visible()
+        return " ".join(box.inner_text().split())
+
+    def served(result: quiz.Feedback) -> str:
+        return f"{result.title} {result.message}"
+
+    answer = page.get_by_role("textbox", name=quiz.DIVISOR_LABEL)
+    answer.fill(" 8.0 ")
+    answer.press("Enter")
+    assert feedback(1) == served(quiz.divisor_feedback(" 8.0 "))
+    answer.fill("64")
+    page.get_by_role("button", name=quiz.CHECK_LABEL.format(number=1)).press("Enter")
+    assert feedback(1) == served(quiz.divisor_feedback("64"))
+    blank = page.get_by_role("textbox", name=quiz.SQRT_LABEL)
+    blank.fill("np.sqrt")
+    page.get_by_role("button", name=quiz.CHECK_LABEL.format(number=2)).click()
+    assert feedback(2) == served(quiz.sqrt_blank_feedback("np.sqrt"))
+    answers = {"d16": "sqrt4", "d64": "one_hot"}
+    for item in quiz.MATCH_ITEMS:
+        if item.key in answers:
+            page.get_by_role("combobox", name=item.label).select_option(answers[item.key])
+    page.get_by_role("button", name=quiz.CHECK_LABEL.format(number=3)).click()
+    assert feedback(3) == served(quiz.matching_feedback(answers))
+    results = quiz.check_matching(answers)
+    for item in quiz.MATCH_ITEMS:
+        marked = page.get_by_role("combobox", name=item.label).get_attribute("aria-invalid")
+        assert marked == ("false" if results[item.key] else "true"), item.key
