@@ -13,11 +13,18 @@ from app.lesson_text import HISTOGRAM, SAME_D_K, SCALE, TEMPERATURE
 from app.model import SimulationModel
 from app.views.assumptions import AssumptionsView
 from app.views.collapse import CollapseView
+from app.views.lazy_section import LazySection, SectionView
 from app.views.output import OutputView
 from app.views.quiz import QuizView
 from app.views.row_compare import RowCompareView
 from app.views.training import TrainingView
 from app.views.worked_example import WorkedExampleView
+
+TRAINING_TITLE = "Does the scale matter for learning? Train a tiny model, scaled vs unscaled"
+"""The training section's button."""
+
+ASSUMPTIONS_TITLE = "When the assumptions break: variance, correlation, precision; CSV data"
+"""The assumptions section's button."""
 
 FAQ = (SCALE, TEMPERATURE, HISTOGRAM, SAME_D_K)
 """The answers beside the plots, in reading order."""
@@ -30,20 +37,25 @@ class LessonSections:
         self.row_compare = RowCompareView(model)
         self.output = OutputView(model)
         self.collapse = CollapseView(model)
-        self.training = TrainingView(model)
+        self.training = LazySection(TRAINING_TITLE, lambda: TrainingView(model))
         self.worked_example = WorkedExampleView(model)
         self.quiz = QuizView(model)
-        self.assumptions = AssumptionsView(model)
-        self.views = (
+        self.assumptions = LazySection(ASSUMPTIONS_TITLE, lambda: AssumptionsView(model))
+        self.lazy_sections = (self.training, self.assumptions)
+        """The sections built only when a student opens them."""
+        self._views = (
             self.row_compare,
             self.output,
             self.collapse,
-            self.training,
             self.worked_example,
             self.quiz,
-            self.assumptions,
         )
-        """Every view with an ``update(model, parts)``, in page order."""
+
+    @property
+    def views(self) -> tuple[SectionView, ...]:
+        """Every view built so far with an ``update(model, parts)``, in page order."""
+        opened = tuple(section.view for section in self.lazy_sections if section.view)
+        return (*self._views, *opened)
 
     def sections(self) -> list[pn.viewable.Viewable]:
         """The page sections, top to bottom, to follow the live plots and readouts."""

@@ -59,6 +59,13 @@ LESSON_JS = """() => {
 }"""
 """True once the lesson below the plots is on the page and the session is idle."""
 
+SECTION_OPEN_JS = """(title) => {
+  const doc = Bokeh.documents[0];
+  const buttons = [...doc.all_models].filter((m) => m.data && m.data.label === title);
+  return doc.is_idle && buttons.length > 0 && buttons.every((m) => m.data.opened);
+}"""
+"""True once the lesson section ``title`` is open and the session is idle."""
+
 HEATMAP_JS = """(column) => {
   const {figure, shown, data} = sdpaHeatmap();
   const field = shown.glyph.image.field;
@@ -212,6 +219,13 @@ class AppPage:
         the top of the page as a student does (test_lesson.py presses it for real)."""
         self.page.get_by_role("button", name=GATE_LABEL).dispatch_event("click")
         self.page.wait_for_function(LESSON_JS)
+
+    def open_section(self, title: str) -> None:
+        """Press the button of the lesson section ``title`` (app/lesson.py) and wait until
+        the section has arrived and the session is idle again."""
+        button = self.page.get_by_role("button", name=title)
+        button.click()
+        self.page.wait_for_function(SECTION_OPEN_JS, arg=title)
 
     def heatmap(self, column: str | None = None) -> dict[str, Any]:
         """What the heatmap shows now, summarising ``column`` (default: the one drawn)."""

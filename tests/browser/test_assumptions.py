@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import Locator, expect
 
+from app.lesson import ASSUMPTIONS_TITLE
 from app.views.heatmap import OVERFLOW_COLOUR
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ def rgb(colour: str) -> list[int]:
 
 def test_the_new_controls_come_from_the_url(app_page: AppPage) -> None:
     app_page.open("?sigma_q=2&sigma_k=0.5&rho=-0.3&qk_norm=true&precision=bfloat16&subtract_max=0")
+    app_page.open_section(ASSUMPTIONS_TITLE)
     app_page.wait_url(
         sigma_q="2",
         sigma_k="0.5",
@@ -92,6 +94,7 @@ def test_the_new_controls_come_from_the_url(app_page: AppPage) -> None:
 
 def test_the_new_controls_work_from_the_keyboard(app_page: AppPage) -> None:
     app_page.open("?d_k=256")
+    app_page.open_section(ASSUMPTIONS_TITLE)
     box = section(app_page)
     sigma = box.get_by_role("slider", name="σ_q (query std)")
     sigma.focus()
@@ -126,6 +129,7 @@ def test_the_new_controls_work_from_the_keyboard(app_page: AppPage) -> None:
 
 def test_float16_overflow_is_marked_and_counted(app_page: AppPage) -> None:
     app_page.open(OVERFLOW)
+    app_page.open_section(ASSUMPTIONS_TITLE)
     drawn = app_page.page.wait_for_function(OVERFLOW_JS).json_value()
     assert drawn["count"] == drawn["nan"] > 0
     assert drawn["labels"] == ["inf/NaN weight (overflow)"]
@@ -162,6 +166,7 @@ def read_download(app_page: AppPage, label: str) -> tuple[str, list[dict[str, st
 
 def test_the_matrix_csv_equals_the_pages_values(app_page: AppPage) -> None:
     app_page.open(OVERFLOW + "&n=12&causal=true")
+    app_page.open_section(ASSUMPTIONS_TITLE)
     name, rows = read_download(app_page, "Download CSV: heatmap matrix")
     assert name == "sdpa_d_k-1024_T-1_n-12_unscaled_causal_precision-float16_subtract_max-off.csv"
     raw, scaled, weight = app_page.page.evaluate(WEIGHTS_JS)
@@ -179,6 +184,7 @@ def test_the_matrix_csv_equals_the_pages_values(app_page: AppPage) -> None:
 
 def test_the_histogram_csv_equals_the_pages_bars(app_page: AppPage) -> None:
     app_page.open("?sigma_q=2&rho=0.5")
+    app_page.open_section(ASSUMPTIONS_TITLE)
     name, rows = read_download(app_page, "Download CSV: histograms")
     assert name == "sdpa_d_k-64_sigma_q-2_rho-0.5_histogram.csv"
     bars = app_page.page.evaluate(

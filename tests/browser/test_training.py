@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import expect
 
+from app.lesson import TRAINING_TITLE
 from app.views.training import STOP_LABEL, TRAIN_LABEL
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ GRID_DRAWN_JS = """() => {
 def test_train_streams_the_curves_and_fills_the_progress_bar(app_page: AppPage) -> None:
     """At d_k = 1024 without the scale: Train, the curves grow batch by batch, the bar fills."""
     app_page.open("?d_k=1024&scaled=false", lesson=True)
+    app_page.open_section(TRAINING_TITLE)
     page = app_page.page
     page.wait_for_function(GRID_DRAWN_JS)
     status = page.get_by_test_id("training-status")
@@ -69,6 +71,7 @@ def test_train_streams_the_curves_and_fills_the_progress_bar(app_page: AppPage) 
 
 def test_stop_ends_a_run_part_way(app_page: AppPage) -> None:
     app_page.open("?d_k=256", lesson=True)
+    app_page.open_section(TRAINING_TITLE)
     page = app_page.page
     page.wait_for_function(GRID_DRAWN_JS)
     page.evaluate(WATCH_RUN_JS)

@@ -16,6 +16,7 @@ from app.controls_spec import D_K_GRID, TITLE, nearest_on_grid
 from app.session import Session, build_app
 from app.state import SimulationState
 from app.ticks import run_now
+from app.views.assumptions import assumptions_html
 from app.views.heatmap import SCORES_PALETTE, WEIGHTS_PALETTE
 from app.views.markup import ServerMarkup
 from app.views.readouts import readouts_html, verdict
@@ -333,3 +334,23 @@ def test_the_update_after_the_plots_waits_for_the_plots() -> None:
     plots.pop()()
     assert len(after) == 1
     after.pop()()
+
+
+def test_lesson_sections_behind_their_own_button_are_built_when_opened() -> None:
+    simulation = Session()
+    lesson = simulation.lesson
+    assert lesson is not None
+    built_views = len(lesson.views)
+    for section in lesson.lazy_sections:
+        assert section.view is None and section.panel.objects == [section.button]
+    simulation.state.set_controls(d_k=256)  # moves before opening update nothing there
+    lesson.assumptions.open()
+    assert lesson.assumptions.view is not None
+    assert len(lesson.views) == built_views + 1
+    # Built from the model as it is when opened.
+    assert lesson.assumptions.view.readouts.html == assumptions_html(simulation.model)
+    lesson.assumptions.button.opened = False
+    assert not lesson.assumptions.view.panel.visible
+    lesson.assumptions.button.opened = True
+    assert lesson.assumptions.view.panel.visible
+    assert len(lesson.assumptions.panel.objects) == 2, "built once"

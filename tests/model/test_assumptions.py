@@ -50,6 +50,7 @@ from app.presets import PRESETS
 from app.query import PARAMETER_NAMES, parse_query
 from app.session import Session
 from app.state import SimulationState
+from app.views.assumptions import AssumptionsView
 from app.views.heatmap import MASK_COLOUR, OVERFLOW_COLOUR, OVERFLOW_LABEL
 
 OVERFLOW_QUERY = {
@@ -59,6 +60,13 @@ OVERFLOW_QUERY = {
     "subtract_max": "false",
 }
 """The scale off at d_k = 1024, the softmax in float16 without the max subtraction."""
+
+
+def assumptions_view(session: Session) -> AssumptionsView:
+    """The lesson's assumptions section of ``session``, opened as a student opens it."""
+    section = session.lesson.assumptions
+    section.open()
+    return section.view
 
 
 def model_for(**values: object) -> SimulationModel:
@@ -346,7 +354,7 @@ def test_float16_without_max_subtraction_overflows_and_with_it_stays_finite() ->
     np.testing.assert_array_equal(nan_rows, raw.max(axis=1) > threshold)
     html = session.readouts.pane.html
     assert f">{weights.non_finite:,}<" in html and "float16, no max subtraction" in html
-    section = session.lesson.assumptions.readouts.html
+    section = assumptions_view(session).readouts.html
     assert f">{weights.non_finite:,}<" in section and "exp overflows above 11.1" in section
     # The heatmap: the overflowed cells in their own colour, with a legend entry.
     heatmap = session.heatmap
@@ -365,7 +373,7 @@ def test_float16_without_max_subtraction_overflows_and_with_it_stays_finite() ->
     np.testing.assert_allclose(weights.weights.sum(axis=1), 1.0, atol=2e-3)
     assert 0 < weights.precision_report.max_abs_error < 0.01
     assert not heatmap.overflow_renderer.visible and not heatmap.overflow_legend.visible
-    assert ">0<" in session.lesson.assumptions.readouts.html
+    assert ">0<" in assumptions_view(session).readouts.html
 
 
 def test_no_overflow_layer_on_a_page_that_never_overflows() -> None:
@@ -469,7 +477,7 @@ def test_file_names_carry_the_state() -> None:
 def test_the_download_buttons_send_the_csv_of_the_state_at_the_click() -> None:
     session = Session({"n": "6"})
     session.add_lesson()
-    matrix, histogram = session.lesson.assumptions.downloads
+    matrix, histogram = assumptions_view(session).downloads
     session.state.set_controls(d_k=16, precision="bfloat16")
     session.update_plots()
     matrix._clicks += 1
@@ -487,7 +495,7 @@ def test_the_download_buttons_send_the_csv_of_the_state_at_the_click() -> None:
 def test_the_download_buttons_take_only_a_click_count_from_a_page() -> None:
     session = Session()
     session.add_lesson()
-    button = session.lesson.assumptions.downloads[0]
+    button = assumptions_view(session).downloads[0]
     assert button.accepts_from_page("clicks", 3)
     for value in (-1, 2.5, "3", None, True):
         assert not button.accepts_from_page("clicks", value)
