@@ -423,3 +423,57 @@ def test_the_quiz_gives_its_feedback_in_the_page(open_export) -> None:
     for item in quiz.MATCH_ITEMS:
         marked = page.get_by_role("combobox", name=item.label).get_attribute("aria-invalid")
         assert marked == ("false" if results[item.key] else "true"), item.key
+
+
+FOCUSED = """() => {
+    let element = document.activeElement;
+    while (element?.shadowRoot?.activeElement) {
+        element = element.shadowRoot.activeElement;
+    }
+    if (!element || element === document.body) {
+        return "";
+    }
+    const label = element.labels?.[0] ?? element.closest("label");
+    return (
+        element.getAttribute("aria-label") ||
+        (label ? label.textContent : "") ||
+        element.getAttribute("placeholder") ||
+        element.textContent ||
+        ""
+    ).replace(/\\s+/g, " ").trim();
+}"""
+"""The accessible words of the element that has the keyboard focus (inside shadow roots)."""
+
+
+@pytest.mark.browser
+def test_the_keyboard_reaches_every_control_of_the_page_and_the_lesson(open_export) -> None:
+    from app.controls_spec import PRESET_LABEL, VIEWS
+    from app.views import quiz
+    from app.views.worked_example import SWITCH_LABEL
+
+    page = open_export(width=1280, height=800).page
+    reached = []
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        reached.append(page.evaluate(FOCUSED))
+    text = "\n".join(reached)
+    expected = [
+        LABEL["d_k"],
+        LABEL["temperature"],
+        LABEL["n"],
+        LABEL["scaled"],
+        "More controls",
+        PRESET_LABEL,
+        VIEWS["weights"],
+        LABEL["causal"],
+        LABEL["row"],
+        SWITCH_LABEL,
+        quiz.DIVISOR_LABEL,
+        quiz.CHECK_LABEL.format(number=1),
+        quiz.SQRT_LABEL,
+        quiz.CHECK_LABEL.format(number=2),
+        *(item.label for item in quiz.MATCH_ITEMS),
+        quiz.CHECK_LABEL.format(number=3),
+    ]
+    missing = [words for words in expected if words not in text]
+    assert missing == [], reached
