@@ -183,19 +183,28 @@
     }
 
     /**
-     * Update the lesson's views after the frame that shows the new heatmap: a message
-     * posted from the next animation frame runs once that frame is on screen.
+     * Update the lesson's views once the frame that shows the new heatmap is on screen and
+     * the page is idle: a message posted from the next animation frame runs after that
+     * frame, and an idle callback waits out a burst of key presses (a held arrow key), so
+     * the lesson is drawn once for the burst and never holds up the first screen.
      */
     scheduleLesson() {
       if (this.lessonScheduled) {
         return;
       }
       this.lessonScheduled = true;
+      const run = () => {
+        this.lessonScheduled = false;
+        this.renderLesson();
+      };
       root.requestAnimationFrame(() => {
         const channel = new MessageChannel();
         channel.port1.onmessage = () => {
-          this.lessonScheduled = false;
-          this.renderLesson();
+          if (typeof root.requestIdleCallback === "function") {
+            root.requestIdleCallback(run, { timeout: 250 });
+          } else {
+            root.setTimeout(run, 0);
+          }
         };
         channel.port2.postMessage(null);
       });

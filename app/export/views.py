@@ -33,6 +33,7 @@ HEATMAP_TITLE_STYLES = {
 }
 
 NOTICE_STYLES = {
+    "margin-bottom": "6px",
     "background": "#fff4e5",
     "color": "#663c00",
     "border": "1px solid #ffb74d",
