@@ -401,3 +401,55 @@ def page_busy_binding_present() -> bool:
     return isinstance(watchers, list) and any(
         getattr(watcher, "inst", None) is pn.state for _, watcher in watchers
     )
+
+
+# --- Server-built markup written straight to the page's models -------------------------------
+
+
+def write_to_rendered_models(component: Any, name: str, value: Any) -> None:
+    """Set parameter ``name`` of ``component`` (a Panel ``JSComponent`` whose parameter
+    only ever flows from the server to the page) to ``value``, and write it straight into
+    the data model of each page that renders the component.
+
+    Panel's own update of a parameter resolves the component's design, freezes the
+    document and diffs the model's properties for every change: for the readouts and
+    captions a move rewrites, that is a measured share of the server's time per move
+    (docs/performance.md, "CPU per move"). The parameter is kept in step, without events,
+    for pages rendered later.
+
+    Panel internals used, checked against Panel 1.9 and 1.10: ``Reactive._models`` (a dict
+    of ``ref → (model, parent)`` for every rendered page) and the ``data`` model that
+    Panel's ``ReactiveESM`` models carry the component's parameters on. Upstream issue:
+    none found (Panel has no public fast path for a one-way parameter).
+    ``tests/model/test_compat.py::test_rendered_model_internals`` fails loudly when they
+    change.
+    """
+    import param
+
+    with param.parameterized.discard_events(component):
+        setattr(component, name, value)
+    for model, _ in component._models.values():
+        setattr(model.data, name, value)
+
+
+def rendered_model_internals_present() -> bool:
+    """Whether a rendered ``JSComponent`` still keeps its page models in ``_models`` as
+    ``(model, parent)`` pairs whose model carries its parameters on ``data``."""
+    import param
+    from panel.custom import JSComponent
+
+    class Probe(JSComponent):
+        text = param.String(default="a")
+        _esm = "export function render({ model }) { return document.createElement('div') }"
+
+    probe = Probe()
+    model = probe.get_root(Document())
+    models = getattr(probe, "_models", None)
+    if not isinstance(models, dict) or len(models) != 1:
+        return False
+    entry = next(iter(models.values()))
+    return (
+        isinstance(entry, tuple)
+        and entry[0] is model
+        and getattr(getattr(model, "data", None), "text", None) == "a"
+    )

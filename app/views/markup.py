@@ -5,7 +5,7 @@ from __future__ import annotations
 import param
 from panel.custom import JSComponent
 
-from app.compat import CheckedPageChanges
+from app.compat import CheckedPageChanges, write_to_rendered_models
 
 
 class ServerMarkup(CheckedPageChanges, JSComponent):
@@ -31,5 +31,5 @@ export function render({ model }) {
 """
 
     def show(self, html: str) -> None:
-        """Replace the markup in the page."""
-        self.html = html
+        """Replace the markup in every page that shows it (app/compat.py's fast path)."""
+        write_to_rendered_models(self, "html", html)

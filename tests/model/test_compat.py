@@ -177,3 +177,22 @@ def test_the_allowed_panel_versions_are_the_checked_ones() -> None:
     allowed = tuple(f"1.{minor}" for minor in range(low_minor, high_minor))
     assert allowed == compat.CHECKED_PANEL
     assert all(dependency.count("<") == 1 for dependency in project["project"]["dependencies"])
+
+
+def test_rendered_model_internals() -> None:
+    """Loud check of compat.write_to_rendered_models: Panel must still keep a rendered
+    component's page models in ``_models`` with its parameters on ``model.data``."""
+    assert compat.rendered_model_internals_present(), (
+        "compat.write_to_rendered_models: Panel no longer keeps rendered JSComponent models "
+        "in _models as (model, parent) with parameters on model.data; use the parameter"
+    )
+
+
+def test_writing_to_rendered_models_reaches_every_page_and_later_ones() -> None:
+    from app.views.markup import ServerMarkup
+
+    markup = ServerMarkup(html="<b>a</b>")
+    pages = [markup.get_root(Document()) for _ in range(2)]
+    compat.write_to_rendered_models(markup, "html", "<b>b</b>")
+    later = markup.get_root(Document())
+    assert [model.data.html for model in (*pages, later)] == ["<b>b</b>"] * 3
