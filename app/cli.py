@@ -81,7 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
         "network access, opens from disk or from a learning platform. Larger limits make "
         "a larger file (at most 5 MB).",
     )
-    export.add_argument("out", metavar="OUT.html", type=Path, help="the file to write")
+    export.add_argument("out", metavar="OUT.html", type=Path, nargs="?", help="the file to write")
+    export.add_argument(
+        "--site",
+        metavar="DIR",
+        type=Path,
+        help="instead of OUT.html, write a static site into DIR: index.html (the file) and "
+        "course-page.html (an example course page that embeds it)",
+    )
     export.add_argument(
         "--n-max", type=int, default=N_MAX_DEFAULT, help=f"largest n offered ({N_MAX_DEFAULT})"
     )
@@ -178,6 +185,10 @@ def export(options: argparse.Namespace) -> str:
     """Write the page ``sdpa-sim export`` asks for; return the line that reports it."""
     from app.export import export_html
 
+    if (options.out is None) == (options.site is None):
+        raise SystemExit("sdpa-sim export: give either OUT.html or --site DIR")
+    if options.site is not None:
+        return export_site_command(options)
     if not options.out.parent.is_dir():
         raise SystemExit(f"sdpa-sim export: the folder {options.out.parent} does not exist")
     try:
@@ -188,6 +199,28 @@ def export(options: argparse.Namespace) -> str:
         f"Wrote {options.out} ({size / 1e6:.1f} MB): n ≤ {options.n_max}, "
         f"d_k ≤ {options.d_max}, seed {options.seed}. It needs no server: open it in a "
         "browser or upload it to a course page."
+    )
+
+
+def _size(size: int) -> str:
+    return f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size / 1e3:.0f} kB"
+
+
+def export_site_command(options: argparse.Namespace) -> str:
+    """Write the static site ``sdpa-sim export --site DIR`` asks for; return the report."""
+    from app.export.site import export_site
+
+    folder = options.site
+    if not folder.parent.is_dir():
+        raise SystemExit(f"sdpa-sim export: the folder {folder.parent} does not exist")
+    try:
+        sizes = export_site(folder, n_max=options.n_max, d_max=options.d_max, seed=options.seed)
+    except (ValueError, FileNotFoundError) as error:
+        raise SystemExit(f"sdpa-sim export: {error}") from None
+    files = ", ".join(f"{path.name} ({_size(size)})" for path, size in sizes.items())
+    return (
+        f"Wrote {folder}: {files}. Upload the folder to any static host; "
+        "course-page.html shows how to embed index.html."
     )
 
 
