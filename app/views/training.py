@@ -344,7 +344,7 @@ class TrainingView:
         )
         self._show_status()
         if is_served and doc is not None:
-            pn.state.on_session_destroyed(self._session_closed)
+            pn.state.on_session_destroyed(self.session_closed)
         background = is_served if background is None else background
         future = self._shared_grid.request(background=background)
         if future.done():
@@ -553,7 +553,8 @@ class TrainingView:
             self.progress.value = round(100 * job.steps_done / job.total_steps)
             self._show_status()
 
-    def _session_closed(self, session_context: object) -> None:
+    def session_closed(self, session_context: object) -> None:
+        """The session has closed: stop its run, and post it nothing more."""
         if self.job is not None:
             self._runner.close(self.job)
 

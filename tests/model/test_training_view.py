@@ -68,16 +68,25 @@ def sync_runner(limit: int = 2, update_interval: float = 0.0) -> TrainingRunner:
     return TrainingRunner(limit, SyncExecutor(), run_seconds=0.0, update_interval=update_interval)
 
 
+STATES: dict[int, SimulationState] = {}
+"""Each view's state, by the view's id: what the session would hold."""
+
+
 def make_view(
     shared: SharedGrid, runner: TrainingRunner, post=run_now, **controls: object
 ) -> TrainingView:
-    model = SimulationModel(SimulationState(**controls))
-    return TrainingView(model, shared_grid=shared, runner=runner, post=post, background=False)
+    state = SimulationState(**controls)
+    view = TrainingView(
+        SimulationModel(state), shared_grid=shared, runner=runner, post=post, background=False
+    )
+    STATES[id(view)] = state
+    return view
 
 
 def change(view: TrainingView, **controls: object) -> None:
-    model = SimulationModel(view._state)
-    view._state.param.update(**controls)
+    state = STATES[id(view)]
+    model = SimulationModel(state)
+    state.param.update(**controls)
     view.update(model, model.refresh(controls))
 
 
@@ -155,7 +164,7 @@ def test_train_streams_every_step_into_the_curves(small_grid: SharedGrid) -> Non
     view = make_view(small_grid, sync_runner(), d_k=1024, scaled=False, seed=3)
     job = view.train()
     assert job is not None and job.status == DONE
-    assert job.settings == run_settings(view._state, view.grid)
+    assert job.settings == run_settings(STATES[id(view)], view.grid)
     assert (job.settings.d_k, job.settings.scaled, job.settings.seed) == (1024, False, 3)
     assert job.settings.lr == view.grid.cell(1024, False).lr
     data = view.run_source.data
@@ -282,7 +291,7 @@ def test_a_closed_session_stops_its_run_and_gets_nothing_more(small_grid: Shared
     posted: list = []
     view = make_view(small_grid, runner, post=posted.append)
     job = view.train()
-    view._session_closed(None)
+    view.session_closed(None)
     posted.clear()
     executor.run_next()
     assert job.status == STOPPED and job.steps_done <= 1
