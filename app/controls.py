@@ -218,6 +218,9 @@ def build_controls(
             ControlBinding(widgets[name], state, control.name)
         else:
             widgets[name] = control_widget(control)
-            to_widget = partial(nearest_on_grid, grid=control.grid) if control.grid else None
-            ControlBinding(widgets[name], state, control.name, to_widget or (lambda v: v))
+            if control.grid:
+                to_widget = partial(nearest_on_grid, grid=control.grid)
+                ControlBinding(widgets[name], state, control.name, to_widget)
+            else:
+                ControlBinding(widgets[name], state, control.name)
     return widgets

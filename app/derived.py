@@ -198,11 +198,11 @@ def _softmax_weights(
     return sdpa_core.softmax(logits)
 
 
-def _row_means(weights: np.ndarray) -> tuple[float, float]:
-    """Mean max weight and mean entropy over the rows whose weights are all finite."""
-    rows = np.isfinite(weights).all(axis=1)
-    if not rows.all():
-        weights = weights[rows]
+def _row_means(weights: np.ndarray, overflow: np.ndarray | None) -> tuple[float, float]:
+    """Mean max weight and mean entropy over the rows whose weights are all finite
+    (``overflow``: where a weight is not, None when every weight is)."""
+    if overflow is not None:
+        weights = weights[~overflow.any(axis=1)]
         if weights.size == 0:
             return math.nan, math.nan
     return (
@@ -243,7 +243,7 @@ def weights_frame(
         report = sdpa_core.precision_report(weights, reference)
         overflow = ~np.isfinite(weights) if report.non_finite else None
     visible_keys = mask.sum(axis=1) if mask is not None else np.full(n_q, n_k)
-    mean_max_weight, mean_entropy = _row_means(weights)
+    mean_max_weight, mean_entropy = _row_means(weights, overflow)
     return WeightsFrame(
         weights=weights,
         weights_image=_image(weights, mask),

@@ -11,7 +11,6 @@ from bokeh.models import (
     ColumnDataSource,
     FixedTicker,
     HoverTool,
-    Legend,
     LegendItem,
     Range1d,
 )
@@ -22,7 +21,7 @@ from app.flow import grid
 from app.lesson_text import COLLAPSE_CURVES
 from app.model import SimulationModel
 from app.views.markup import ServerMarkup
-from app.views.style import without_glyph_copies
+from app.views.style import band_with_line, compact_legend, without_glyph_copies
 from sdpa_core import collapse_curve
 
 COLLAPSE_D_VALUES = tuple(2**power for power in range(11))
@@ -238,18 +237,19 @@ class CollapseView:
             (self.scaled_source, SCALED_COLOUR, "scaled"),
             (self.unscaled_source, UNSCALED_COLOUR, "unscaled"),
         ):
-            band = fig.varea(
+            item = band_with_line(
+                fig,
                 x="d",
-                y1=f"{metric.name}_low",
-                y2=f"{metric.name}_high",
+                y=metric.name,
                 source=source,
-                fill_color=colour,
+                colour=colour,
+                label=label,
                 fill_alpha=0.22,
+                line_width=2.5,
             )
-            line = fig.line(x="d", y=metric.name, source=source, line_color=colour, line_width=2.5)
             fig.scatter(x="d", y=metric.name, source=source, size=4, color=colour, marker="circle")
-            lines.append(line)
-            items.append(LegendItem(label=label, renderers=[line, band]))
+            lines.append(item.renderers[0])
+            items.append(item)
         reference = fig.line(
             x="d",
             y=metric.name,
@@ -272,19 +272,8 @@ class CollapseView:
             LegendItem(label="uniform", renderers=[reference]),
             LegendItem(label="current d_k", renderers=[marker]),
         ]
-        legend = Legend(
-            items=items,
-            orientation="horizontal",
-            ncols=2,
-            label_text_font_size="11px",
-            glyph_width=18,
-            padding=2,
-            margin=0,
-            spacing=10,
-            border_line_alpha=0,
-        )
         # Above the plot, so the legend never hides a curve.
-        fig.add_layout(legend, "above")
+        fig.add_layout(compact_legend(items), "above")
         fig.add_tools(
             HoverTool(
                 renderers=lines,

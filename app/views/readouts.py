@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from app.controls_spec import ONE_HOT_THRESHOLD, UNIFORM_ENTROPY_FRACTION
 from app.derived import LESSON_LAW, law_of
 from app.model import HISTOGRAMS, WEIGHTS, SimulationModel
 from app.views.markup import ServerMarkup
@@ -17,9 +18,6 @@ READOUT_CSS = """
 .readout .ref { font-size: 12px; opacity: 0.8; }
 .verdict { margin: 6px 2px 0; font-size: 14px; }
 """
-
-ONE_HOT_THRESHOLD = 0.9
-"""Mean max weight above which the rows are called nearly one-hot."""
 
 
 def _tile(test_id: str, label: str, value: str, reference: str) -> str:
@@ -35,7 +33,7 @@ def verdict(mean_max_weight: float, mean_entropy: float, uniform_entropy: float)
         return "Every row overflowed: the softmax gave inf or NaN weights."
     if mean_max_weight >= ONE_HOT_THRESHOLD:
         return "Rows are nearly one-hot: the softmax has collapsed and its gradient vanishes."
-    if uniform_entropy > 0 and mean_entropy >= 0.95 * uniform_entropy:
+    if uniform_entropy > 0 and mean_entropy >= UNIFORM_ENTROPY_FRACTION * uniform_entropy:
         return "Rows are nearly uniform: every key gets about the same weight."
     return "Rows spread their weight over several keys: the softmax is in its useful range."
 

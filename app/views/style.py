@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bokeh.models import GlyphRenderer
+from bokeh.models import ColumnDataSource, GlyphRenderer, Legend, LegendItem
 from bokeh.plotting import figure as Figure
 
 
@@ -33,3 +33,38 @@ def without_glyph_copies(plot: Figure) -> Figure:
         if isinstance(renderer, GlyphRenderer):
             renderer.update(nonselection_glyph=None, muted_glyph=None)
     return plot
+
+
+def compact_legend(items: list[LegendItem], columns: int = 2) -> Legend:
+    """A borderless legend of small labels in ``columns`` columns, for above a plot."""
+    return Legend(
+        items=items,
+        orientation="horizontal",
+        ncols=columns,
+        label_text_font_size="11px",
+        glyph_width=18,
+        padding=2,
+        margin=0,
+        spacing=10,
+        border_line_alpha=0,
+    )
+
+
+def band_with_line(
+    plot: Figure,
+    *,
+    x: str,
+    y: str,
+    source: ColumnDataSource,
+    colour: str,
+    label: str,
+    fill_alpha: float,
+    line_width: float,
+) -> LegendItem:
+    """Draw column ``y`` as a line over the band between ``y_low`` and ``y_high`` (the
+    spread over seeds or samples); return their legend entry."""
+    band = plot.varea(
+        x=x, y1=f"{y}_low", y2=f"{y}_high", source=source, fill_color=colour, fill_alpha=fill_alpha
+    )
+    line = plot.line(x=x, y=y, source=source, line_color=colour, line_width=line_width)
+    return LegendItem(label=label, renderers=[line, band])

@@ -16,7 +16,6 @@ from bokeh.models import (
     ColumnDataSource,
     FixedTicker,
     HoverTool,
-    Legend,
     LegendItem,
     Range1d,
     Span,
@@ -45,7 +44,7 @@ from app.training_runs import (
 )
 from app.views.collapse import SCALED_COLOUR, UNSCALED_COLOUR
 from app.views.markup import ServerMarkup
-from app.views.style import without_glyph_copies
+from app.views.style import band_with_line, compact_legend, without_glyph_copies
 from sdpa_core import (
     GridCell,
     GridSummary,
@@ -369,26 +368,27 @@ class TrainingView:
             tools="",
         )
         fig.title.text_font_size = "13px"
-        items = []
-        for source, colour, label in (
-            (self.scaled_source, SCALED_COLOUR, "scaled"),
-            (self.unscaled_source, UNSCALED_COLOUR, "unscaled"),
-        ):
-            band = fig.varea(
+        items = [
+            band_with_line(
+                fig,
                 x="step",
-                y1=f"{name}_low",
-                y2=f"{name}_high",
+                y=name,
                 source=source,
-                fill_color=colour,
+                colour=colour,
+                label=label,
                 fill_alpha=0.25,
+                line_width=2,
             )
-            line = fig.line(x="step", y=name, source=source, line_color=colour, line_width=2)
-            items.append(LegendItem(label=label, renderers=[line, band]))
+            for source, colour, label in (
+                (self.scaled_source, SCALED_COLOUR, "scaled"),
+                (self.unscaled_source, UNSCALED_COLOUR, "unscaled"),
+            )
+        ]
         run = fig.line(
             x="step", y=name, source=self.run_source, line_color=RUN_COLOUR, line_width=1.5
         )
         items.append(LegendItem(label="your run", renderers=[run]))
-        fig.add_layout(_legend(items, columns=3), "above")
+        fig.add_layout(compact_legend(items, columns=3), "above")
         return without_glyph_copies(fig)
 
     def _summary_figure(self) -> figure:
@@ -436,7 +436,7 @@ class TrainingView:
             items.append(LegendItem(label=label, renderers=[line, points]))
         fig.add_layout(self.current_span)
         items.append(LegendItem(label="▲ not reached", renderers=[budget]))
-        fig.add_layout(_legend(items), "above")
+        fig.add_layout(compact_legend(items), "above")
         fig.add_tools(
             HoverTool(
                 renderers=lines,
@@ -565,20 +565,6 @@ class TrainingView:
         ``parts`` is not needed: the drawn settings are compared with the state's.
         """
         self._draw_settings()
-
-
-def _legend(items: list[LegendItem], columns: int = 2) -> Legend:
-    return Legend(
-        items=items,
-        orientation="horizontal",
-        ncols=columns,
-        label_text_font_size="11px",
-        glyph_width=18,
-        padding=2,
-        margin=0,
-        spacing=10,
-        border_line_alpha=0,
-    )
 
 
 def _markup(text: str) -> ServerMarkup:
