@@ -224,7 +224,9 @@ CONTROLS: tuple[Control, ...] = (
         feeds=frozenset({ROW}),
     ),
     # When the lesson's assumptions break (the lesson's "When the assumptions break"
-    # section shows them; the offline page leaves them out for now).
+    # section shows them). The offline page leaves out ρ and QK-norm: their histograms need
+    # two more tables of the 10,000 pooled pairs (q·q and k·k for every d_k step), 1.7 MB
+    # each, past the file's 5 MB.
     Control(
         "sigma_q",
         lesson_section="assumptions",
@@ -236,7 +238,6 @@ CONTROLS: tuple[Control, ...] = (
         grid=SIGMA_GRID,
         widget="slider",
         url_format="general",
-        offline=False,
         feeds=_SAMPLES,
     ),
     Control(
@@ -250,7 +251,6 @@ CONTROLS: tuple[Control, ...] = (
         grid=SIGMA_GRID,
         widget="slider",
         url_format="general",
-        offline=False,
         feeds=_SAMPLES,
     ),
     Control(
@@ -288,7 +288,6 @@ CONTROLS: tuple[Control, ...] = (
         default="float64",
         choices=PRECISION_CHOICES,
         widget="buttons",
-        offline=False,
         feeds=frozenset({WEIGHTS, OUTPUT}),
     ),
     Control(
@@ -299,7 +298,6 @@ CONTROLS: tuple[Control, ...] = (
         kind="boolean",
         default=True,
         widget="switch",
-        offline=False,
         feeds=frozenset({WEIGHTS, OUTPUT}),
     ),
 )

@@ -22,8 +22,17 @@ from app.model import SimulationModel
 MATRIX_COLUMNS = ("query", "key", "raw", "scaled", "weight")
 HISTOGRAM_COLUMNS = ("histogram", "left", "right", "count", "density", "reference_density")
 
-_LAW = ("sigma_q", "sigma_k", "rho", "qk_norm")
-_SOFTMAX = ("precision", "subtract_max")
+MATRIX_LABEL = "Download CSV: heatmap matrix"
+HISTOGRAM_LABEL = "Download CSV: histograms"
+
+LAW_CONTROLS = ("sigma_q", "sigma_k", "rho", "qk_norm")
+"""Controls of the law of q and k: a file name carries those not at their defaults."""
+SOFTMAX_CONTROLS = ("precision", "subtract_max")
+"""Controls of how the softmax computes: the matrix file's name carries those changed."""
+MATRIX_NAME_CONTROLS = ("seed", *LAW_CONTROLS, *SOFTMAX_CONTROLS)
+"""What :func:`matrix_filename` adds after d_k, T, n and the scale, when not the default."""
+HISTOGRAM_NAME_CONTROLS = ("seed", *LAW_CONTROLS)
+"""What :func:`histogram_filename` adds after d_k, when not the default."""
 
 
 def _short(value: object) -> str:
@@ -57,13 +66,13 @@ def matrix_filename(model: SimulationModel) -> str:
     ]
     if state.causal:
         parts.append("causal")
-    parts += _changed(model, ("seed", *_LAW, *_SOFTMAX))
+    parts += _changed(model, MATRIX_NAME_CONTROLS)
     return "_".join(parts) + ".csv"
 
 
 def histogram_filename(model: SimulationModel) -> str:
     """``sdpa_d_k-64_histogram.csv``, with the seed and law added when not the defaults."""
-    parts = ["sdpa", f"d_k-{model.state.d_k}", *_changed(model, ("seed", *_LAW))]
+    parts = ["sdpa", f"d_k-{model.state.d_k}", *_changed(model, HISTOGRAM_NAME_CONTROLS)]
     return "_".join([*parts, "histogram"]) + ".csv"
 
 
@@ -174,7 +183,7 @@ def download_buttons(model: SimulationModel) -> list[CSVDownload]:
     return [
         _download(
             model,
-            "Download CSV: heatmap matrix",
+            MATRIX_LABEL,
             "download_matrix",
             matrix_filename,
             _matrix_snapshot,
@@ -182,7 +191,7 @@ def download_buttons(model: SimulationModel) -> list[CSVDownload]:
         ),
         _download(
             model,
-            "Download CSV: histograms",
+            HISTOGRAM_LABEL,
             "download_histogram",
             histogram_filename,
             _histogram_snapshot,

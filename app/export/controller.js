@@ -18,6 +18,7 @@
   const T = root.SdpaText;
   const Q = root.SdpaQuery;
   const L = root.SdpaLesson;
+  const A = root.SdpaAssumptions;
 
   const CONFIG = JSON.parse(document.getElementById("sdpa-export-config").textContent);
   const DATA = CONFIG.data;
@@ -34,6 +35,8 @@
   const PART = CONFIG.parts;
   /** The state's name for the query the row comparison shows (set only by the lesson). */
   const ROW = CONFIG.row.name;
+  /** The lesson section's controls ("When the assumptions break"), in its order. */
+  const SECTION = CONFIG.assumptions;
 
   /** What `?controls=` asks for (query.js's parseShownControls), read as the page loads. */
   let shownControls = { shown: null, notices: [] };
@@ -63,9 +66,14 @@
     );
     const shown = shownControls.shown;
     if (shown) {
-      // The others stay in the closed section: Bokeh still draws every root it was given.
+      // The others stay in the closed section (Bokeh still draws every root it was given),
+      // or in their lesson section.
       for (const [name, cell] of cells) {
-        (shown.includes(name) ? first : more).appendChild(cell);
+        if (shown.includes(name)) {
+          first.appendChild(cell);
+        } else if (!SECTION.controls.includes(name)) {
+          more.appendChild(cell);
+        }
       }
       for (const name of shown) {
         first.appendChild(cells.get(name));
@@ -88,8 +96,8 @@
     arrangeControls();
   }
 
-  function ndarray(values, n) {
-    return root.Bokeh.require("core/util/ndarray").ndarray(values, { shape: [n, n] });
+  function ndarray(values, n, columns = n) {
+    return root.Bokeh.require("core/util/ndarray").ndarray(values, { shape: [n, columns] });
   }
 
   /** A value as the served widget shows it: "%g" for a number, a whole number as is. */
@@ -215,13 +223,59 @@
       this.renderCollapse();
       this.renderRow();
       this.renderOutput();
+      this.renderAssumptions();
       this.lessonUpdates += 1;
     }
 
     /** What the first screen last computed from: the lesson's views redraw when it moved. */
     frameKey() {
       const { d_k: d, n, causal, scaled, temperature } = this.state;
-      return `${d} ${n} ${causal} ${scaled} ${temperature}`;
+      const section = SECTION.controls.map((name) => this.state[name]).join(" ");
+      return `${d} ${n} ${causal} ${scaled} ${temperature} ${section}`;
+    }
+
+    /** Whether q and k follow the lesson's law (σ_q = σ_k = 1): the words say √d_k and 1. */
+    lessonLaw() {
+      return this.state.sigma_q === 1 && this.state.sigma_k === 1;
+    }
+
+    /** app.views.assumptions.AssumptionsView.update: the section's readouts. */
+    renderAssumptions() {
+      const key = this.frameKey();
+      if (this.drawn.assumptions === key) {
+        return;
+      }
+      const { raw, scaled, weights } = this.frames;
+      const threshold = SECTION.overflow_thresholds[this.state.precision];
+      document.getElementById("sdpa-assumptions-readouts").innerHTML = A.sectionReadoutsHtml(
+        this.state,
+        raw,
+        scaled,
+        weights,
+        threshold,
+      );
+      this.drawn.assumptions = key;
+    }
+
+    /** A "Download CSV" press: the file app.data_out writes, from what the page shows. */
+    download(which) {
+      const csv = SECTION.csv;
+      const { scores, weights, raw, scaled } = this.frames;
+      const { n, causal } = this.state;
+      const [name, body] =
+        which === "matrix"
+          ? [
+              A.matrixFilename(this.state, csv),
+              A.matrixCsv(csv.matrix_columns, n, causal, scores.rawImage, scores.scaledImage, weights.weightsImage),
+            ]
+          : [A.histogramFilename(this.state, csv), A.histogramCsv(csv.histogram_columns, raw, scaled)];
+      const link = document.createElement("a");
+      link.href = URL.createObjectURL(new Blob([body], { type: "text/csv" }));
+      link.download = name;
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+      root.setTimeout(() => URL.revokeObjectURL(link.href), 0);
     }
 
     /** app.views.row_compare.RowCompareView._show, and the heatmap's dashed outline. */
@@ -232,7 +286,7 @@
         return;
       }
       const m = this.models;
-      const raw = this.rawScores(d);
+      const raw = this.scoresFor(d);
       const comparison = L.rowComparison(raw, DATA.n_max, n, this.state[ROW], d, temperature, causal);
       const shown = L.rowView(CONFIG.row, comparison);
       m.row_scaled.data = shown.scaled;
@@ -337,6 +391,23 @@
       return out;
     }
 
+    /**
+     * The raw scores of Q' = σ_q·Q and K' = σ_k·K over the first d dimensions: the cached
+     * ones under the lesson's law, else those times σ_q·σ_k (kept for the last d and σ).
+     */
+    scoresFor(d) {
+      const raw = this.rawScores(d);
+      const factor = A.lawFactor(this.state);
+      if (factor === 1) {
+        return raw;
+      }
+      const key = `${d} ${factor}`;
+      if (this.lawScores?.key !== key) {
+        this.lawScores = { key, scores: A.scaleScores(raw, factor) };
+      }
+      return this.lawScores.scores;
+    }
+
     dotProducts(d) {
       const row = DATA.d_values.indexOf(d);
       return this.dot.subarray(row * DATA.pairs, (row + 1) * DATA.pairs);
@@ -344,19 +415,33 @@
 
     compute(parts) {
       const { d_k: d, n, causal, scaled, temperature } = this.state;
-      const raw = this.rawScores(d);
+      const raw = this.scoresFor(d);
       if (parts.has(PART.scores)) {
         this.frames.scores = K.scoreImages(raw, DATA.n_max, n, d, causal);
       }
       if (parts.has(PART.weights)) {
-        this.frames.weights = K.weightsFrame(raw, DATA.n_max, n, d, scaled, temperature, causal);
+        const { precision, subtract_max: stable } = this.state;
+        this.frames.weights = A.weightsFrame(
+          raw,
+          DATA.n_max,
+          n,
+          d,
+          scaled,
+          temperature,
+          causal,
+          precision,
+          stable,
+        );
       }
       if (parts.has(PART.histograms)) {
         const { bins, half_width: halfWidth, curve_points: points } = CONFIG.histogram;
-        const values = this.dotProducts(d);
-        this.frames.raw = K.histogramFrame(values, d, bins, halfWidth, points);
-        const scaled = K.scaleFloat32(values, d);
-        this.frames.scaled = K.histogramFrame(scaled, 1.0, bins, halfWidth, points);
+        const factor = A.lawFactor(this.state);
+        const pooled = this.dotProducts(d);
+        const values = factor === 1 ? pooled : A.scaleDotProducts(pooled, factor);
+        const variance = A.dotProductMoments(d, this.state.sigma_q, this.state.sigma_k)[1];
+        this.frames.raw = K.histogramFrame(values, variance, bins, halfWidth, points);
+        const scaledValues = K.scaleFloat32(values, d);
+        this.frames.scaled = K.histogramFrame(scaledValues, variance / d, bins, halfWidth, points);
       }
     }
 
@@ -387,9 +472,14 @@
       if (parts.has(PART.scores)) {
         this.renderRanges(n);
       }
+      if (parts.has(PART.weights) || parts.has(PART.view)) {
+        this.renderOverflow(n, view);
+      }
+      const lessonLaw = this.lessonLaw();
       if (parts.has(PART.histograms)) {
         // The raw and the scaled histogram: frames, models and words by the same name.
-        for (const [which, words] of Object.entries(T.histogramTitles(d))) {
+        const { raw, scaled } = this.frames;
+        for (const [which, words] of Object.entries(T.histogramTitles(d, raw, scaled, lessonLaw))) {
           this.renderHistogram(which, this.frames[which], words.title, words.curve);
         }
       }
@@ -397,8 +487,32 @@
         const { raw, scaled, weights } = this.frames;
         // Markup built from numbers and fixed words only (text.js), never from the URL; the
         // thresholds are the config's (app.controls_spec).
-        this.readouts.innerHTML = T.readoutsHtml(d, raw, scaled, weights, CONFIG);
+        this.readouts.innerHTML = T.readoutsHtml(d, raw, scaled, weights, CONFIG, lessonLaw);
       }
+    }
+
+    /**
+     * app.views.heatmap's _apply_overflow: overflowed weights in their own colour over the
+     * weights view, with a legend (and the mask's entry when the mask is on).
+     */
+    renderOverflow(n, view) {
+      const m = this.models;
+      const overflow = this.frames.weights.overflow;
+      if (overflow || this.drawn.overflow) {
+        const { image, shape } = A.overflowImage(overflow, n);
+        m.overflow_source.data = {
+          overflow: [ndarray(image, shape[0], shape[1])],
+          x: [0],
+          y: [0],
+          dw: [n],
+          dh: [n],
+        };
+        this.drawn.overflow = overflow !== null;
+      }
+      const shown = overflow !== null && view === "weights";
+      m.overflow_renderer.visible = shown;
+      m.overflow_legend.visible = shown;
+      m.overflow_legend.items[1].visible = Boolean(this.state.causal);
     }
 
     /**
@@ -628,6 +742,9 @@
       switchBox.addEventListener("change", show);
       show();
       this.listenToQuiz();
+      for (const button of document.querySelectorAll("#sdpa-downloads button[data-download]")) {
+        button.addEventListener("click", () => this.download(button.dataset.download));
+      }
     }
 
     /** The quiz: Check (or Enter in an answer box) grades a question and shows why. */
@@ -752,6 +869,9 @@
         uniform_entropy: weights.uniformEntropy,
         uniform_max_weight: weights.uniformMaxWeight,
         lesson_updates: page.lessonUpdates,
+        non_finite: weights.report.nonFinite,
+        max_abs_error: weights.report.maxAbsError,
+        max_logit: weights.maxLogit,
       };
     },
   };

@@ -32,6 +32,12 @@ from app.controls_spec import (
     page_spec,
 )
 from app.derived import HISTOGRAM_BINS, HISTOGRAM_HALF_WIDTH
+from app.export.assumptions import (
+    SECTION_CONTROLS,
+    assumptions_config,
+    section_css,
+    section_html,
+)
 from app.export.data import (
     FIXED_CONTROLS,
     ExportData,
@@ -68,7 +74,7 @@ from app.views.heatmap import (
 from app.views.readouts import READOUT_CSS
 
 ASSETS = Path(__file__).resolve().parent
-SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "controller.js")
+SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "assumptions.js", "controller.js")
 """The page's own JavaScript, in load order (each uses the ones before it)."""
 
 PAGE_CONTROLS = tuple(control.name for control in OFFLINE_CONTROLS)
@@ -187,6 +193,7 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         "query": query_spec(),
         "shown": shown_controls_spec(),
         **lesson_config(data),
+        "assumptions": assumptions_config(),
         "presets": presets_spec(),
         "url_names": list(URL_NAMES),
         "heatmap": {
@@ -246,7 +253,7 @@ def build_document(data: ExportData) -> tuple[Document, dict, dict]:
     }
     document.js_on_event("document_ready", _start_callback(models, widgets))
     config = page_config(data, state, curve_points=len(model.raw_histogram.curve_x))
-    html = {"readouts": views.readouts, **lesson.html}
+    html = {"readouts": views.readouts, **lesson.html, **section_html(model)}
     html["collapse_figures"] = lesson.collapse_figures
     html["faq"] = lesson.faq
     return document, config, html
@@ -286,7 +293,8 @@ def render_html(data: ExportData) -> str:
             + more_button_css()
             + READOUT_CSS
             + CAPTION_CSS
-            + lesson_css(),
+            + lesson_css()
+            + section_css(),
             "sdpa_readouts": markup["readouts"],
             "sdpa_lesson": markup,
             "sdpa_config": _script_safe(json.dumps(config, separators=(",", ":"))),
@@ -295,6 +303,7 @@ def render_html(data: ExportData) -> str:
             "sdpa_intro": intro_html(),
             "sdpa_first": [(name, root_name(name)) for name in FIRST_SCREEN],
             "sdpa_more": [(name, root_name(name)) for name in MORE_CELLS],
+            "sdpa_assumption_controls": [(name, root_name(name)) for name in SECTION_CONTROLS],
             "sdpa_more_label": MORE_LABEL,
             "sdpa_limits": {
                 "n_max": data.n_max,

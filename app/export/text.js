@@ -121,12 +121,25 @@
     return sign(x) + mantissa + suffix;
   }
 
+  /** Python's format(n, ","): a whole number with thousands separated by commas. */
+  function formatThousands(n) {
+    return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  }
+
+  /** app.views.readouts._number: `places` decimals, or a dash for NaN (no finite row). */
+  function formatOrDash(x, places) {
+    return Number.isNaN(x) ? "—" : formatFixed(x, places);
+  }
+
   /**
    * app.views.readouts.verdict: one sentence naming the regime the weights are in.
    * `thresholds` holds app.controls_spec's `one_hot_threshold` and
    * `uniform_entropy_fraction` (the page's config, from page_spec).
    */
   function verdict(meanMaxWeight, meanEntropy, uniformEntropy, thresholds) {
+    if (Number.isNaN(meanMaxWeight)) {
+      return "Every row overflowed: the softmax gave inf or NaN weights.";
+    }
     if (meanMaxWeight >= thresholds.one_hot_threshold) {
       return "Rows are nearly one-hot: the softmax has collapsed and its gradient vanishes.";
     }
@@ -136,6 +149,7 @@
     return "Rows spread their weight over several keys: the softmax is in its useful range.";
   }
 
+  /** app.views.readouts._tile: one readout's markup (label, value, what it compares with). */
   function tile(testId, label, value, reference) {
     return (
       `<div class="readout" data-testid="${testId}"><div class="label">${label}</div>` +
@@ -144,54 +158,120 @@
   }
 
   /**
+   * app.views.readouts.spread_references: √d_k and 1 under the lesson's law (`lessonLaw`),
+   * else the expected stds of the histograms' laws.
+   */
+  function spreadReferences(d, raw, scaled, lessonLaw) {
+    if (lessonLaw) {
+      return [`√d_k = ${formatFixed(Math.sqrt(d), 1)}`, "target 1.0"];
+    }
+    return [`expected ${formatFixed(raw.expectedStd, 1)}`, `expected ${formatFixed(scaled.expectedStd, 2)}`];
+  }
+
+  /**
+   * app.views.readouts.precision_tiles: non-finite weights and the largest difference from
+   * float64, when the softmax is not the lesson's.
+   */
+  function precisionTiles(weights) {
+    const report = weights.report;
+    if (!report || (weights.precision === "float64" && weights.stable)) {
+      return [];
+    }
+    const how = weights.precision + (weights.stable ? "" : ", no max subtraction");
+    const error = report.maxAbsError;
+    return [
+      tile(
+        "non-finite",
+        "non-finite weights (inf/NaN)",
+        formatThousands(report.nonFinite),
+        `of ${formatThousands(report.size)} · ${how}`,
+      ),
+      tile(
+        "max-error",
+        "largest |weight − float64|",
+        Number.isNaN(error) ? "—" : formatGeneral(error, 2),
+        "over the finite weights",
+      ),
+    ];
+  }
+
+  /**
    * app.views.readouts.readouts_html for one state: `raw` and `scaled` are histogram frames,
    * `weights` a weights frame (numbers only go into the markup), `thresholds` as for
-   * verdict.
+   * verdict; `lessonLaw` whether q and k follow the lesson's law (σ = 1).
    */
-  function readoutsHtml(d, raw, scaled, weights, thresholds) {
+  function readoutsHtml(d, raw, scaled, weights, thresholds, lessonLaw = true) {
+    const [rawReference, scaledReference] = spreadReferences(d, raw, scaled, lessonLaw);
     const tiles = [
-      tile(
-        "std-raw",
-        "std of raw q·k",
-        formatFixed(raw.std, 1),
-        `√d_k = ${formatFixed(Math.sqrt(d), 1)}`,
-      ),
-      tile("std-scaled", "std of q·k / √d_k", formatFixed(scaled.std, 1), "target 1.0"),
+      tile("std-raw", "std of raw q·k", formatFixed(raw.std, 1), rawReference),
+      tile("std-scaled", "std of q·k / √d_k", formatFixed(scaled.std, 1), scaledReference),
       tile(
         "max-weight",
         "mean max weight per row",
-        formatFixed(weights.meanMaxWeight, 3),
+        formatOrDash(weights.meanMaxWeight, 3),
         `uniform ${formatFixed(weights.uniformMaxWeight, 3)} · one-hot 1`,
       ),
       tile(
         "entropy",
         "mean row entropy (nats)",
-        formatFixed(weights.meanEntropy, 2),
+        formatOrDash(weights.meanEntropy, 2),
         `uniform ${formatFixed(weights.uniformEntropy, 2)} · one-hot 0`,
       ),
+      ...precisionTiles(weights),
     ];
-    const sentence = verdict(
+    let sentence = verdict(
       weights.meanMaxWeight,
       weights.meanEntropy,
       weights.uniformEntropy,
       thresholds,
     );
+    if (weights.report?.nonFinite && !Number.isNaN(weights.meanMaxWeight)) {
+      sentence += " Rows with an inf or NaN weight are left out of these means.";
+    }
     return (
       `<div class="readouts">${tiles.join("")}</div>` +
       `<p class="verdict" data-testid="verdict">${sentence}</p>`
     );
   }
 
-  /** Title and curve label of each of the two histograms (app.views.histogram). */
-  function histogramTitles(d) {
+  /** app.views.histogram.normal_label: "Normal(mean, variance)" in three digits. */
+  function normalLabel(frame) {
+    return `Normal(${formatGeneral((frame.expectedMean || 0) + 0.0, 3)}, ${formatGeneral(frame.expectedStd ** 2, 3)})`;
+  }
+
+  /**
+   * Title and curve label of each of the two histograms (app.views.histogram), under the
+   * lesson's law (`lessonLaw`) or the law of the frames `raw` and `scaled`.
+   */
+  function histogramTitles(d, raw, scaled, lessonLaw = true) {
+    if (lessonLaw) {
+      return {
+        raw: {
+          title: `Raw q·k at d_k = ${d}: std ≈ √d_k = ${formatGeneral(d ** 0.5, 3)}`,
+          curve: `Normal(0, ${d})`,
+        },
+        scaled: { title: `Scaled q·k / √d_k at d_k = ${d}: std ≈ 1`, curve: "Normal(0, 1)" },
+      };
+    }
     return {
       raw: {
-        title: `Raw q·k at d_k = ${d}: std ≈ √d_k = ${formatGeneral(d ** 0.5, 3)}`,
-        curve: `Normal(0, ${d})`,
+        title: `Raw q·k at d_k = ${d}: std ≈ ${formatGeneral(raw.expectedStd, 3)}`,
+        curve: normalLabel(raw),
       },
-      scaled: { title: `Scaled q·k / √d_k at d_k = ${d}: std ≈ 1`, curve: "Normal(0, 1)" },
+      scaled: {
+        title: `Scaled q·k / √d_k at d_k = ${d}: std ≈ ${formatGeneral(scaled.expectedStd, 3)}`,
+        curve: normalLabel(scaled),
+      },
     };
   }
 
-  return { formatFixed, formatGeneral, verdict, readoutsHtml, histogramTitles };
+  return {
+    formatFixed,
+    formatGeneral,
+    formatThousands,
+    tile,
+    verdict,
+    readoutsHtml,
+    histogramTitles,
+  };
 });

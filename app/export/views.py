@@ -113,6 +113,8 @@ class PageViews:
 def build_views(model: SimulationModel) -> PageViews:
     """The heatmap, histograms, readouts and notice for the model's state."""
     heatmap = HeatmapView(model)
+    # Before the view's renderers are pruned: the layer is not one of them.
+    heatmap.add_overflow_layer(model)
     _show_through_one_column(heatmap, model.state.view)
     # The title goes above the figure as text that wraps: in a Bokeh title the longest one
     # overflows a phone-wide heatmap.
@@ -141,6 +143,10 @@ def build_views(model: SimulationModel) -> PageViews:
         "scene": scene,
         # The dashed outline of the query the row comparison shows (lesson.js moves it).
         "row_outline": heatmap.row_outline,
+        # Overflowed weights in their own colour, with a legend beside the mask's.
+        "overflow_source": heatmap.overflow_source,
+        "overflow_renderer": heatmap.overflow_renderer,
+        "overflow_legend": heatmap.overflow_legend,
     }
     for which, view in (("raw", histograms.raw), ("scaled", histograms.scaled)):
         _fixed_y_range(view)

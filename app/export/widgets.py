@@ -105,8 +105,18 @@ def build_widgets(
 FIRST_SCREEN = tuple(control.name for control in OFFLINE_CONTROLS if control.first_screen)
 """The offline controls on the first screen, beside or above the plots (spec order)."""
 
-MORE = tuple(control.name for control in OFFLINE_CONTROLS if not control.first_screen)
+MORE = tuple(
+    control.name
+    for control in OFFLINE_CONTROLS
+    if not control.first_screen and not control.lesson_section
+)
 """The offline controls under "More controls" (spec order)."""
+
+
+def section_controls(section: str) -> tuple[str, ...]:
+    """The offline controls a lesson section offers (``Control.lesson_section``), in spec
+    order: the page shows them in that section, as the served page does."""
+    return tuple(control.name for control in OFFLINE_CONTROLS if control.lesson_section == section)
 
 
 def root_name(name: str) -> str:

@@ -34,6 +34,8 @@ and far from the mask's grey."""
 TRANSPARENT = "rgba(0, 0, 0, 0)"
 
 OVERFLOW_LABEL = "inf/NaN weight (overflow)"
+LEGEND_KEY_NAME = "heatmap_legend_key"
+"""Name of the overflow legend's key renderers (one square each, never on the matrix)."""
 MASK_LABEL = "masked (causal)"
 
 VIEW_COLUMNS = {"weights": "weight", "scaled": "scaled", "raw": "raw"}
@@ -213,7 +215,7 @@ class HeatmapView:
         if self.overflow_source is None:
             if not overflowed:
                 return
-            self._add_overflow_layer(model)
+            self._build_overflow_layer(model)
         assert self.overflow_source is not None and self.overflow_legend is not None
         self.overflow_source.data = self._overflow_data(model)
         shown = overflowed and model.state.view == "weights"
@@ -221,7 +223,14 @@ class HeatmapView:
         self.overflow_legend.visible = shown
         self.overflow_legend.items[1].visible = bool(model.state.causal)
 
-    def _add_overflow_layer(self, model: SimulationModel) -> None:
+    def add_overflow_layer(self, model: SimulationModel) -> None:
+        """Carry the overflow layer and its legend from now on, shown only while a weight
+        overflows (a page that recomputes in the browser needs it before any overflow)."""
+        if self.overflow_source is None:
+            self._build_overflow_layer(model)
+        self._apply_overflow(model)
+
+    def _build_overflow_layer(self, model: SimulationModel) -> None:
         self.overflow_source = ColumnDataSource(self._overflow_data(model))
         mapper = LinearColorMapper(
             palette=[OVERFLOW_COLOUR], low=0.0, high=1.0, nan_color=TRANSPARENT
@@ -240,7 +249,13 @@ class HeatmapView:
         # matrix), so never drawn on it.
         keys = [
             self.figure.scatter(
-                x=[-1.0], y=[-1.0], marker="square", size=10, fill_color=colour, line_color=colour
+                x=[-1.0],
+                y=[-1.0],
+                marker="square",
+                size=10,
+                fill_color=colour,
+                line_color=colour,
+                name=LEGEND_KEY_NAME,
             )
             for colour in (OVERFLOW_COLOUR, MASK_COLOUR)
         ]

@@ -28,6 +28,7 @@ MODULES = {
     "text": "text.js",
     "query": "query.js",
     "lesson": "lesson.js",
+    "assumptions": "assumptions.js",
 }
 """Module name in a call → the export script that defines it."""
 
@@ -36,6 +37,7 @@ PAGE_GLOBALS = {
     "text": "SdpaText",
     "query": "SdpaQuery",
     "lesson": "SdpaLesson",
+    "assumptions": "SdpaAssumptions",
 }
 """Module name in a call → the global the exported page defines it as."""
 

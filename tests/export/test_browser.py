@@ -95,6 +95,10 @@ def test_page_opens_offline_with_the_default_state(open_export) -> None:
         "causal": False,
         "seed": SEED,
         "row": 0,
+        "sigma_q": 1,
+        "sigma_k": 1,
+        "precision": "float64",
+        "subtract_max": True,
     }
     assert opened.readouts() == readouts_html(server_model(state))
     assert opened.page.get_by_test_id("offline-note").is_visible()
@@ -219,6 +223,10 @@ def test_url_parameters_set_the_state(open_export) -> None:
         "causal": True,
         "seed": SEED,
         "row": 0,
+        "sigma_q": 1,
+        "sigma_k": 1,
+        "precision": "float64",
+        "subtract_max": True,
     }
     page = opened.page
     assert (

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from tornado.httputil import parse_qs_bytes
 
-from app.controls_spec import CONTROLS, FIRST_SCREEN_CONTROLS, VIEWS
+from app.controls_spec import CONTROL_BY_NAME, CONTROLS, FIRST_SCREEN_CONTROLS, VIEWS
 from app.export.page import shown_controls_spec
 from app.query import parse_shown_controls, query_spec
 
@@ -24,6 +24,8 @@ SPEC = query_spec()
 SHOWN = shown_controls_spec()
 LABEL = {control.name: control.label for control in CONTROLS}
 OFFLINE = [control.name for control in CONTROLS if control.offline]
+PANEL_CONTROLS = [name for name in OFFLINE if not CONTROL_BY_NAME[name].lesson_section]
+"""The offline controls of the controls panel (the others sit in their lesson section)."""
 SIZES = [(800, 600), (400, 700)]
 
 CASES = [
@@ -142,7 +144,7 @@ def test_more_controls_open_in_place_and_work(open_export) -> None:
     assert not causal.is_visible()
     button.press("Enter")
     assert button.get_attribute("aria-expanded") == "true"
-    more = ["preset", *(name for name in OFFLINE if name not in SHOWN["first_screen"])]
+    more = ["preset", *(name for name in PANEL_CONTROLS if name not in SHOWN["first_screen"])]
     assert control_cells(opened, "sdpa-more") == more
     assert causal.is_visible()
     count = opened.updates()
@@ -178,7 +180,7 @@ def test_a_link_shows_exactly_the_controls_it_names(open_export) -> None:
     page = opened.page
     assert control_cells(opened, "sdpa-first") == ["scaled", "view"]
     assert not more_button(opened).is_visible()
-    for name in OFFLINE:
+    for name in PANEL_CONTROLS:
         visible = name in ("scaled", "view")
         if name == "view":
             shown = page.get_by_role("button", name=VIEWS["raw"], exact=True).is_visible()

@@ -15,6 +15,7 @@ import sdpa_core
 from app.export import MAX_BYTES, ExportTooLargeError, export_html
 from app.export.data import build_export_data
 from app.export.page import PAGE_CONTROLS, build_document, initial_state, inline_bundle
+from app.views.heatmap import LEGEND_KEY_NAME
 
 
 def config_of(html: str) -> dict:
@@ -96,6 +97,10 @@ def test_every_control_calls_the_page_script() -> None:
         "scaled": True,
         "view": "weights",
         "causal": False,
+        "sigma_q": 1.0,
+        "sigma_k": 1.0,
+        "precision": "float64",
+        "subtract_max": True,
     }
 
 
@@ -109,9 +114,15 @@ def test_too_large_a_page_is_refused(tmp_path: Path) -> None:
 def test_heatmap_draws_only_the_current_view() -> None:
     document, _, _ = build_document(build_export_data(16, 16, 0))
     figure = document.get_model_by_name("heatmap")
-    visible = [renderer.name for renderer in figure.renderers if renderer.visible]
-    # The image, and the served outline of the query the row comparison shows.
+    visible = [
+        renderer.name
+        for renderer in figure.renderers
+        if renderer.visible and renderer.name != LEGEND_KEY_NAME
+    ]
+    # The image, and the served outline of the query the row comparison shows; the overflow
+    # layer is there, hidden until a weight overflows.
     assert visible == ["heatmap_image", "row_outline"]
+    assert document.get_model_by_name("heatmap_overflow").visible is False
     image = document.get_model_by_name("heatmap_image")
     assert image.glyph.image == "shown"
     np.testing.assert_array_equal(

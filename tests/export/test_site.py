@@ -74,7 +74,8 @@ def test_the_course_page_shows_the_file_from_disk(chromium: Any, site: Path) -> 
         inner = page.frame_locator("iframe.simulation")
         state = frame.evaluate("SdpaExport.snapshot().state")
         assert (state["d_k"], state["scaled"]) == (128, False)
-        assert inner.get_by_role("slider").count() == 1  # controls=d_k,scaled
+        # controls=d_k,scaled; the lesson's sections keep their own controls.
+        assert inner.locator("#sdpa-first").get_by_role("slider").count() == 1
         assert "one-hot" in inner.locator("#sdpa-readouts").inner_text()
     finally:
         context.close()

@@ -1,0 +1,106 @@
+"""The lesson's "When the assumptions break" section in an exported page: the served
+section's words, the controls the file carries, its readouts and the two CSV downloads.
+
+The page computes the section in JavaScript (``assumptions.js``); this module hands it the
+served page's words, formats and file-name rules as data, and the markup it starts with.
+"""
+
+from __future__ import annotations
+
+import html
+
+import sdpa_core
+from app.controls_spec import CONTROL_BY_NAME, PRECISION_CHOICES
+from app.data_out import (
+    HISTOGRAM_COLUMNS,
+    HISTOGRAM_LABEL,
+    HISTOGRAM_NAME_CONTROLS,
+    MATRIX_COLUMNS,
+    MATRIX_LABEL,
+    MATRIX_NAME_CONTROLS,
+)
+from app.export.lesson import markdown_html
+from app.export.widgets import OFFLINE_CONTROLS, section_controls
+from app.model import SimulationModel
+from app.views.assumptions import EXPLANATION, SECTION_CSS, assumptions_html
+from app.views.heatmap import MASK_LABEL, OVERFLOW_COLOUR, OVERFLOW_LABEL
+
+SECTION = "assumptions"
+"""The lesson section's name in app/controls_spec.py (``Control.lesson_section``)."""
+
+SECTION_CONTROLS = section_controls(SECTION)
+"""The section's controls the file carries, top to bottom."""
+
+SERVER_ONLY = tuple(
+    control.name
+    for control in CONTROL_BY_NAME.values()
+    if control.lesson_section == SECTION and control not in OFFLINE_CONTROLS
+)
+"""The section's controls only the served page offers."""
+
+
+def server_only_note() -> str:
+    """One sentence naming the section's controls this file leaves out, and why."""
+    labels = " and ".join(f"“{CONTROL_BY_NAME[name].label}”" for name in SERVER_ONLY)
+    return (
+        f"{labels} need the served page (sdpa-sim): their histograms need two more tables "
+        "of the 10,000 pooled pairs for every d_k step, which would take this file past 5 MB."
+    )
+
+
+DOWNLOADS = (
+    ("matrix", MATRIX_LABEL),
+    ("histogram", HISTOGRAM_LABEL),
+)
+"""The section's download buttons: what each writes and its words (the served ones)."""
+
+
+def download_buttons_html() -> str:
+    """The two "Download CSV" buttons; assumptions.js writes the file on a press."""
+    return "".join(
+        f'<button type="button" class="sdpa-download" data-download="{which}">'
+        f"{html.escape(label)}</button>"
+        for which, label in DOWNLOADS
+    )
+
+
+def section_html(model: SimulationModel) -> dict[str, str]:
+    """The section's first markup, by template variable: the served explanation, the note
+    on what the file leaves out, the readouts for the model's state and the buttons."""
+    return {
+        "assumptions_intro": markdown_html(EXPLANATION),
+        "assumptions_note": f'<p class="sdpa-server-only">{html.escape(server_only_note())}</p>',
+        "assumptions_readouts": assumptions_html(model),
+        "assumptions_downloads": download_buttons_html(),
+    }
+
+
+def section_css() -> str:
+    """The served section's stylesheet, and the download buttons' look."""
+    return (
+        SECTION_CSS
+        + ".sdpa-downloads { display: flex; flex-wrap: wrap; gap: 8px; margin: 6px 0; }"
+        + ".sdpa-download { flex: 1 1 240px; padding: 6px 10px; border-radius: 6px;"
+        + " border: 1px solid #1976d2; background: #fff; color: #1976d2; cursor: pointer; }"
+        + ".sdpa-server-only { font-size: 13px; opacity: 0.85; }"
+    )
+
+
+def assumptions_config() -> dict:
+    """What assumptions.js needs: each format's exp overflow threshold, the CSV columns and
+    file-name rules of app/data_out.py, and the overflow layer's words."""
+    return {
+        "section": SECTION,
+        "controls": list(SECTION_CONTROLS),
+        "overflow_thresholds": {
+            name: sdpa_core.exp_overflow_threshold(name) for name in PRECISION_CHOICES
+        },
+        "csv": {
+            "matrix_columns": list(MATRIX_COLUMNS),
+            "histogram_columns": list(HISTOGRAM_COLUMNS),
+            "matrix_name_controls": list(MATRIX_NAME_CONTROLS),
+            "histogram_name_controls": list(HISTOGRAM_NAME_CONTROLS),
+            "defaults": {name: CONTROL_BY_NAME[name].default for name in MATRIX_NAME_CONTROLS},
+        },
+        "overflow": {"label": OVERFLOW_LABEL, "mask_label": MASK_LABEL, "colour": OVERFLOW_COLOUR},
+    }
