@@ -15,7 +15,6 @@ import numpy as np
 
 import sdpa_core
 from app.cache import byte_budget_cache
-from sdpa_core.sampling import DOT_POOL_MAX_D, DOT_POOL_PAIRS
 
 SCORES_CACHE_BYTES = 128 * 2**20
 """Memory for the raw score matrices all sessions share, and as much again for their images:
@@ -66,12 +65,6 @@ def expected_moments(d_k: int, law: QKLaw = LESSON_LAW) -> tuple[float, float]:
     return sdpa_core.dot_product_moments(d_k, sigma_q=law.sigma_q, sigma_k=law.sigma_k, rho=law.rho)
 
 
-def _normalised(rows: np.ndarray) -> np.ndarray:
-    """``rows`` each scaled to length √d_k (unit RMS), as QK-norm does."""
-    d_k = rows.shape[1]
-    return rows * (math.sqrt(d_k) / np.linalg.norm(rows, axis=1, keepdims=True))
-
-
 @byte_budget_cache(SCORES_CACHE_BYTES, size_of=lambda scores: scores.nbytes)
 def raw_scores(n: int, d_k: int, seed: int, law: QKLaw = LESSON_LAW) -> np.ndarray:
     """The raw scores q·k (n×n, float64, read-only) of the app's sampled Q and K.
@@ -83,7 +76,7 @@ def raw_scores(n: int, d_k: int, seed: int, law: QKLaw = LESSON_LAW) -> np.ndarr
     """
     q, k = sdpa_core.sample_qk(n, d_k, seed, sigma_q=law.sigma_q, sigma_k=law.sigma_k, rho=law.rho)
     if law.qk_norm:
-        q, k = _normalised(q), _normalised(k)
+        q, k = sdpa_core.qk_normalise(q), sdpa_core.qk_normalise(k)
     scores = sdpa_core.scores_logits(q, k, scale=1.0)
     scores.flags.writeable = False
     return scores
@@ -363,48 +356,6 @@ def _histogram_frame(values: np.ndarray, variance: float, mean: float = 0.0) -> 
     )
 
 
-@lru_cache(maxsize=2)
-def _key_square_norms(seed: int) -> np.ndarray:
-    """Prefix sums of k·k over dimensions (DOT_POOL_MAX_D × DOT_POOL_PAIRS, float32,
-    read-only) of the pairs behind :func:`sdpa_core.dot_product_pool`.
-
-    The core keeps q·k and q·q tables but not k·k, which QK-norm needs (|k'| of a correlated
-    key). This replays the lesson's documented draw ``default_rng(seed).normal(size=(2,
-    10_000, 1024))`` in chunks (the stream is the same whatever the chunk size): q is
-    drawn and dropped, k squared and summed. 39 MiB per seed, the two most recent kept;
-    ~0.3 s to build. It belongs in sdpa_core (reported).
-    """
-    rng = np.random.default_rng(seed)
-    chunk = 500
-    for _ in range(0, DOT_POOL_PAIRS, chunk):
-        rng.normal(size=(chunk, DOT_POOL_MAX_D))
-    table = np.empty((DOT_POOL_MAX_D, DOT_POOL_PAIRS), dtype=np.float32)
-    for start in range(0, DOT_POOL_PAIRS, chunk):
-        k = rng.normal(size=(chunk, DOT_POOL_MAX_D))
-        np.square(k, out=k)
-        np.cumsum(k, axis=1, out=k)
-        table[:, start : start + chunk] = k.T
-    table.flags.writeable = False
-    return table
-
-
-def _pooled_dot_products(d_k: int, seed: int, law: QKLaw) -> np.ndarray:
-    """The 10,000 pooled raw dot products under ``law`` (float32, as the pool gives them)."""
-    if not law.qk_norm:
-        return sdpa_core.dot_product_pool(
-            d_k, seed, sigma_q=law.sigma_q, sigma_k=law.sigma_k, rho=law.rho
-        )
-    # q̂·k̂ = d_k·q'·k' / (|q'||k'|): the σ cancel, so the law's unit-σ pairs serve.
-    rho = law.rho
-    c = math.sqrt((1.0 - rho) * (1.0 + rho))
-    q_dot_k = sdpa_core.dot_product_pool(d_k, seed).astype(np.float64)
-    q_dot_q = sdpa_core.dot_product_pool(d_k, seed, rho=1.0).astype(np.float64)
-    k_dot_k = _key_square_norms(seed)[d_k - 1].astype(np.float64)
-    qk = rho * q_dot_q + c * q_dot_k
-    kk = rho * rho * q_dot_q + 2.0 * rho * c * q_dot_k + c * c * k_dot_k
-    return (d_k * qk / np.sqrt(q_dot_q * kk)).astype(np.float32)
-
-
 @lru_cache(maxsize=1024)
 def dot_product_histograms(
     d_k: int, seed: int, law: QKLaw = LESSON_LAW
@@ -417,7 +368,7 @@ def dot_product_histograms(
     :func:`histograms_for` does) the curves are Normal(mean, variance) of
     :func:`expected_moments`, and that law divided by √d_k.
     """
-    raw = _pooled_dot_products(d_k, seed, law)
+    raw = sdpa_core.dot_product_pool(d_k, seed, **law._asdict())
     scaled = raw / np.float32(math.sqrt(d_k))
     if law == LESSON_LAW:
         return _histogram_frame(raw, float(d_k)), _histogram_frame(scaled, 1.0)

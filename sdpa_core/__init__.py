@@ -7,7 +7,7 @@ the exact backward pass and a small retrieval task trained with and without the 
 NumPy (and ml_dtypes for bfloat16) only.
 """
 
-from sdpa_core.attention import attention, causal_mask, scores_logits, softmax
+from sdpa_core.attention import attention, causal_mask, qk_normalise, scores_logits, softmax
 from sdpa_core.backward import attention_backward
 from sdpa_core.metrics import (
     Band,
@@ -70,6 +70,7 @@ __all__ = [
     "max_weight",
     "normal_pdf",
     "precision_report",
+    "qk_normalise",
     "resolve_dtype",
     "round_to_format",
     "row_entropy",

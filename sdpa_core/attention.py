@@ -111,6 +111,25 @@ def softmax(
     return _softmax_in_format(work, axis, stable=stable, fmt=fmt).astype(fmt, copy=False)
 
 
+def qk_normalise(rows: np.typing.ArrayLike) -> np.ndarray:
+    """QK-norm: each row of ``rows`` (…, d) scaled to length √d, that is to unit RMS, as
+    models normalise queries and keys before the dot product. Returns a new float array.
+
+    Raises:
+        ValueError: if ``rows`` is not a finite float array of at least one dimension with a
+            non-zero last dimension, or a row is all zeros (it has no direction).
+    """
+    array = as_float_array("rows", rows)
+    if array.ndim == 0 or array.shape[-1] == 0:
+        raise ValueError(f"rows must have a non-empty last dimension: got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError("rows must be finite")
+    norms = np.linalg.norm(array, axis=-1, keepdims=True)
+    if (norms == 0).any():
+        raise ValueError("rows must not be all zeros: a zero row has no direction to keep")
+    return array * (math.sqrt(array.shape[-1]) / norms)
+
+
 def causal_mask(n_q: int, n_k: int) -> np.ndarray:
     """Boolean (n_q, n_k) mask where True means "may attend": query i sees keys j ≤ i.
 

@@ -228,6 +228,38 @@ def _square_norm_table(seed: int) -> np.ndarray:
     return _prefix_table(q)
 
 
+@lru_cache(maxsize=2)
+def _key_square_norm_table(seed: int) -> np.ndarray:
+    # The second half of the lesson's draw is k: skip q in chunks (the stream is the same
+    # whatever the chunk size), then square and sum k.
+    rng = np.random.default_rng(seed)
+    chunk = 500
+    for _ in range(0, DOT_POOL_PAIRS, chunk):
+        rng.normal(size=(chunk, DOT_POOL_MAX_D))
+    table = np.empty((DOT_POOL_MAX_D, DOT_POOL_PAIRS), dtype=np.float32)
+    for start in range(0, DOT_POOL_PAIRS, chunk):
+        k = rng.normal(size=(chunk, DOT_POOL_MAX_D))
+        np.square(k, out=k)
+        np.cumsum(k, axis=1, out=k)
+        table[:, start : start + chunk] = k.T
+    table.flags.writeable = False
+    return table
+
+
+def _normalised_pool(d_k: int, seed: int, rho: float) -> np.ndarray:
+    """The pooled pairs' q̂·k̂ = d_k·q'·k' / (|q'|·|k'|) under correlation ``rho`` (the σ
+    cancel), from the q·k, q·q and k·k tables: float32, rounded once from float64."""
+    c = math.sqrt((1.0 - rho) * (1.0 + rho))
+    q_dot_k = _dot_product_table(seed)[d_k - 1].astype(np.float64)
+    q_dot_q = _square_norm_table(seed)[d_k - 1].astype(np.float64)
+    k_dot_k = _key_square_norm_table(seed)[d_k - 1].astype(np.float64)
+    qk = rho * q_dot_q + c * q_dot_k
+    kk = rho * rho * q_dot_q + 2.0 * rho * c * q_dot_k + c * c * k_dot_k
+    values = (d_k * qk / np.sqrt(q_dot_q * kk)).astype(np.float32)
+    values.flags.writeable = False
+    return values
+
+
 def dot_product_pool(
     d_k: int,
     seed: int = 0,
@@ -235,6 +267,7 @@ def dot_product_pool(
     sigma_q: float = 1.0,
     sigma_k: float = 1.0,
     rho: float = 0.0,
+    qk_norm: bool = False,
 ) -> np.ndarray:
     """The raw dot products of 10,000 fixed (q, k) pairs over their first ``d_k`` dimensions.
 
@@ -251,6 +284,10 @@ def dot_product_pool(
     values equal ``sample_dot_products(d_k, 10_000, default_rng(seed), sigma_q=…,
     sigma_k=…, rho=…)`` at d_k = 1024, to float32 precision.
 
+    ``qk_norm`` normalises each q' and k' to length √d_k first (QK-norm, as
+    :func:`sdpa_core.qk_normalise` does): the values are d_k·q'·k' / (|q'|·|k'|), which no
+    longer depend on the σ; a third table, of k·k, gives |k'|.
+
     Each table is float32, 1024 × 10,000 × 4 bytes = 39 MiB per seed, built on first use;
     the two most recently used seeds are kept. With the defaults the result is a read-only
     float32 view of the q·k table; otherwise a new read-only float32 array.
@@ -264,6 +301,10 @@ def dot_product_pool(
         raise ValueError(f"d_k must be ≤ {DOT_POOL_MAX_D} for the dot-product pool: got {d_k}")
     seed = _seed(seed)
     sigma_q, sigma_k, rho = qk_law(sigma_q, sigma_k, rho)
+    if not isinstance(qk_norm, bool | np.bool_):
+        raise ValueError(f"qk_norm must be True or False: got {qk_norm!r}")
+    if qk_norm:
+        return _normalised_pool(d_k, seed, rho)
     q_dot_k = _dot_product_table(seed)[d_k - 1]
     if _is_lesson_law(sigma_q, sigma_k, rho):
         return q_dot_k

@@ -297,18 +297,6 @@ def test_the_raw_scores_follow_the_law_of_q_and_k() -> None:
     assert not raw_scores(40, 32, 3, law).flags.writeable
 
 
-def test_the_pooled_key_norms_replay_the_lessons_draw() -> None:
-    d_k = 50
-    q, k = np.random.default_rng(0).normal(size=(2, 10_000, 1024))
-    table = derived._key_square_norms(0)
-    np.testing.assert_allclose(table[d_k - 1, :200], (k[:200, :d_k] ** 2).sum(axis=1), rtol=1e-5)
-    law = QKLaw(3.0, 0.5, 0.5, True)
-    pooled = derived._pooled_dot_products(d_k, 0, law)
-    qp, kp = 3.0 * q[:200, :d_k], 0.5 * (0.5 * q[:200, :d_k] + math.sqrt(0.75) * k[:200, :d_k])
-    expected = d_k * (qp * kp).sum(1) / np.sqrt((qp**2).sum(1) * (kp**2).sum(1))
-    np.testing.assert_allclose(pooled[:200], expected, rtol=2e-4, atol=2e-4)
-
-
 @pytest.mark.parametrize("rho", [0.0, 0.5, -0.7])
 def test_qk_norm_restores_the_spread_whatever_the_sigma(rho: float) -> None:
     d_k = 256

@@ -247,3 +247,42 @@ def test_pool_rescale_is_a_lookup_in_cached_tables() -> None:
         (dot_product_pool(8, seed=1).astype(np.float64) * 0.5).astype(np.float32),
     )
     assert sdpa_core.sampling._square_norm_table.cache_info().misses == misses
+
+
+# --- QK-norm ---------------------------------------------------------------------------------
+
+
+def test_qk_normalise_gives_every_row_length_root_d() -> None:
+    rows = np.random.default_rng(2).normal(scale=3.0, size=(5, 7, 16))
+    normed = sdpa_core.qk_normalise(rows)
+    np.testing.assert_allclose(np.linalg.norm(normed, axis=-1), 4.0)
+    # The direction is kept: each row is a positive multiple of the original.
+    ratio = normed / rows
+    np.testing.assert_allclose(ratio, ratio[..., :1] * np.ones_like(ratio))
+    assert (ratio > 0).all()
+
+
+@pytest.mark.parametrize(
+    "rows", [np.zeros((2, 3)), np.array([[1.0, np.nan]]), np.empty((2, 0)), 3.0]
+)
+def test_qk_normalise_refuses_rows_without_a_direction(rows) -> None:
+    with pytest.raises(ValueError, match="rows"):
+        sdpa_core.qk_normalise(rows)
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.5, -0.7])
+def test_the_normalised_pool_replays_the_lessons_draw(rho: float) -> None:
+    d_k, pairs = 50, 200
+    q, k = np.random.default_rng(0).normal(size=(2, 10_000, 1024))
+    q, k = q[:pairs, :d_k], k[:pairs, :d_k]
+    for sigma_q, sigma_k in ((1.0, 1.0), (3.0, 0.5)):
+        pool = dot_product_pool(
+            d_k, seed=0, sigma_q=sigma_q, sigma_k=sigma_k, rho=rho, qk_norm=True
+        )
+        qp = sigma_q * q
+        kp = sigma_k * (rho * q + math.sqrt(1 - rho * rho) * k)
+        expected = (sdpa_core.qk_normalise(qp) * sdpa_core.qk_normalise(kp)).sum(axis=1)
+        np.testing.assert_allclose(pool[:pairs], expected, rtol=2e-4, atol=2e-4)
+        assert not pool.flags.writeable
+    with pytest.raises(ValueError, match="qk_norm"):
+        dot_product_pool(d_k, seed=0, qk_norm="yes")
