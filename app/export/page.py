@@ -40,6 +40,7 @@ from app.export.data import (
     slider_grids,
 )
 from app.export.lesson import LESSON_CONTROLS, build_lesson, lesson_config, lesson_css
+from app.export.training import build_training, default_grid, training_spec
 from app.export.views import HISTOGRAM_HEADROOM, SHOWN_COLUMN, build_views
 from app.export.widgets import (
     FIRST_SCREEN,
@@ -66,6 +67,7 @@ from app.views.heatmap import (
     WEIGHTS_PALETTE,
 )
 from app.views.readouts import READOUT_CSS
+from app.views.training_grid import CSS as TRAINING_CSS
 
 ASSETS = Path(__file__).resolve().parent
 SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "controller.js")
@@ -104,10 +106,13 @@ def initial_state(data: ExportData) -> SimulationState:
     )
 
 
-def more_button_css() -> str:
-    """The served "More controls" button's stylesheet (a component's shadow root), for the
-    page's plain button in its box."""
-    return DISCLOSURE_CSS.replace(":host", ".sdpa-more").replace("button", "#sdpa-more-button")
+def disclosure_css() -> str:
+    """The served disclosure buttons' stylesheet (a component's shadow root: "More controls",
+    a lesson section's title), for the page's plain buttons in their ``.sdpa-disclosure``
+    boxes."""
+    return DISCLOSURE_CSS.replace(":host", ".sdpa-disclosure").replace(
+        "button", ".sdpa-disclosure > button"
+    )
 
 
 def presets_spec() -> dict:
@@ -187,6 +192,7 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         "query": query_spec(),
         "shown": shown_controls_spec(),
         **lesson_config(data),
+        "training": training_spec(default_grid(), data.d_values),
         "presets": presets_spec(),
         "url_names": list(URL_NAMES),
         "heatmap": {
@@ -228,6 +234,7 @@ def build_document(data: ExportData) -> tuple[Document, dict, dict]:
     model = SimulationModel(state)
     views = build_views(model)
     lesson = build_lesson(model, views.models["heatmap"])
+    training = build_training(model, default_grid())
     widgets = build_widgets(state.param.values(), slider_grids(data))
     document = Document(title=TITLE)
     # The template places each root by its name (page.html.jinja).
@@ -236,18 +243,21 @@ def build_document(data: ExportData) -> tuple[Document, dict, dict]:
         preset_root(state.preset),
         *views.roots.values(),
         *lesson.roots.values(),
+        *training.roots.values(),
     )
     for root in roots:
         document.add_root(root)
     models = {
         **views.models,
         **lesson.models,
+        **training.models,
         "preset_select": document.get_model_by_name("preset_select"),
     }
     document.js_on_event("document_ready", _start_callback(models, widgets))
     config = page_config(data, state, curve_points=len(model.raw_histogram.curve_x))
-    html = {"readouts": views.readouts, **lesson.html}
+    html = {"readouts": views.readouts, **lesson.html, **training.html}
     html["collapse_figures"] = lesson.collapse_figures
+    html["training_figures"] = training.figures
     html["faq"] = lesson.faq
     return document, config, html
 
@@ -283,9 +293,10 @@ def render_html(data: ExportData) -> str:
         template=(ASSETS / "page.html.jinja").read_text(encoding="utf-8"),
         template_variables={
             "sdpa_style": (ASSETS / "page.css").read_text(encoding="utf-8")
-            + more_button_css()
+            + disclosure_css()
             + READOUT_CSS
             + CAPTION_CSS
+            + TRAINING_CSS
             + lesson_css(),
             "sdpa_readouts": markup["readouts"],
             "sdpa_lesson": markup,
