@@ -9,11 +9,12 @@ scene, heatmap view, causal mask) under "More controls", then the readouts, all 
 in the browser by a small JavaScript kernel (``kernel.js``) that mirrors :mod:`sdpa_core`
 step by step. The lesson follows, from the served page's own sources (``lesson.py``,
 ``lesson.js``): the FAQ, the collapse curves (precomputed by :mod:`sdpa_core` for every
-temperature of the slider), one query scaled vs unscaled, the output weights·V beside V,
-the worked example and the quiz. It reads the served app's URL query parameters with the
-served app's rules (``query.js``, from :func:`app.query.query_spec`), presets and
-``controls=`` included, clamping bad values with a short plain-text notice, and keeps the
-link's other parameters in the URL as they came.
+temperature of the slider), "Does the scale matter for learning?" (the default training
+grid, trained at export time: ``training.py``), one query scaled vs unscaled, the output
+weights·V beside V, the worked example and the quiz. It reads the served app's URL query
+parameters with the served app's rules (``query.js``, from :func:`app.query.query_spec`),
+presets and ``controls=`` included, clamping bad values with a short plain-text notice,
+and keeps the link's other parameters in the URL as they came.
 
 Limits, set by the 5 MB the file may weigh (defaults; ``--n-max``/``--d-max`` change them):
 
@@ -26,8 +27,9 @@ Limits, set by the 5 MB the file may weigh (defaults; ``--n-max``/``--d-max`` ch
   A link with another d_k goes to the nearest step, with a notice.
 * The seed is fixed when the file is exported (``--seed``); a link asking for another one
   keeps it, with a notice.
-* BokehJS itself takes 1.8 MB; the lesson's curves and values about 0.1 MB. The export
-  refuses to write a file over 5,000,000 bytes.
+* BokehJS itself takes 1.8 MB; the lesson's curves and values about 0.1 MB, and the
+  training section's bands, notes and figures another 0.1 MB. The export refuses to write
+  a file over 5,000,000 bytes.
 
 Precision: the page computes in float64 from the float32 Q and K, the server from float64
 ones, so the weights agree to 1e-7 in ordinary states (scaled, temperature 1) and within

@@ -41,12 +41,26 @@
   /** What `?controls=` asks for (query.js's parseShownControls), read as the page loads. */
   let shownControls = { shown: null, notices: [] };
 
-  /** Open or close the "More controls" section below its button (aria-expanded says which). */
-  function setMoreOpen(open) {
-    const button = document.getElementById("sdpa-more-button");
-    document.getElementById("sdpa-more").hidden = !open;
+  /**
+   * Open or close the section a disclosure button controls (its aria-controls), as the
+   * served app.views.disclosure.Disclosure does: aria-expanded and the arrow say which.
+   */
+  function setOpen(button, label, open) {
+    document.getElementById(button.getAttribute("aria-controls")).hidden = !open;
     button.setAttribute("aria-expanded", String(open));
-    button.textContent = `${CONFIG.shown.more_label} ${open ? "▴" : "▾"}`;
+    button.textContent = `${label} ${open ? "▴" : "▾"}`;
+  }
+
+  /** A disclosure button opens and closes its section on a press. */
+  function listenToDisclosure(button, label) {
+    button.addEventListener("click", () => {
+      setOpen(button, label, button.getAttribute("aria-expanded") !== "true");
+    });
+  }
+
+  /** Open or close the "More controls" section below its button. */
+  function setMoreOpen(open) {
+    setOpen(document.getElementById("sdpa-more-button"), CONFIG.shown.more_label, open);
   }
 
   /**
@@ -82,9 +96,7 @@
       more.hidden = true;
       return;
     }
-    button.addEventListener("click", () => {
-      setMoreOpen(button.getAttribute("aria-expanded") !== "true");
-    });
+    listenToDisclosure(button, spec.more_label);
     const embedded = Q.parseEmbed(root.location.search, CONFIG.query, spec.embed_parameter);
     setMoreOpen(!embedded && root.innerWidth >= spec.wide_px);
   }
@@ -184,6 +196,7 @@
       this.updates = 0;
       this.pending = null;
       this.collapseTable = K.float64FromBase64(CONFIG.collapse.table);
+      this.trainingTable = K.float32FromBase64(CONFIG.training.table);
       /** What the lesson's views last drew, by view: they redraw only on a change. */
       this.drawn = {};
       this.lessonScheduled = false;
@@ -224,6 +237,7 @@
       this.renderRow();
       this.renderOutput();
       this.renderAssumptions();
+      this.renderTraining();
       this.lessonUpdates += 1;
     }
 
@@ -367,6 +381,30 @@
         caption.textContent = L.collapseCaption(spec, d, scaled, spec.temperatures[t]);
         this.drawn.collapseMarker = marker;
       }
+    }
+
+    /**
+     * app.views.training.TrainingView.update without the student's run: the bands of the
+     * grid d_k the served view shows at this d_k, that d_k marked, the note under them.
+     */
+    renderTraining() {
+      const spec = CONFIG.training;
+      const index = L.trainingIndex(DATA.d_values, this.state.d_k);
+      if (this.drawn.trainingNote === index) {
+        return;
+      }
+      const m = this.models;
+      const shown = spec.shown[index];
+      if (this.drawn.trainingBands !== shown) {
+        const [scaledBands, unscaledBands] = L.trainingBands(spec, this.trainingTable, shown);
+        m.training_scaled.data = scaledBands;
+        m.training_unscaled.data = unscaledBands;
+        m.training_span.location = spec.grid_d_values[shown];
+        this.drawn.trainingBands = shown;
+      }
+      // Markup computed by app.views.training_grid.grid_note from numbers, at export time.
+      document.getElementById("sdpa-training-note").innerHTML = spec.notes[index];
+      this.drawn.trainingNote = index;
     }
 
     /**
@@ -741,6 +779,7 @@
       };
       switchBox.addEventListener("change", show);
       show();
+      listenToDisclosure(document.getElementById("sdpa-training-button"), CONFIG.training.title);
       this.listenToQuiz();
       for (const button of document.querySelectorAll("#sdpa-downloads button[data-download]")) {
         button.addEventListener("click", () => this.download(button.dataset.download));

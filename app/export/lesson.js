@@ -80,6 +80,34 @@
     return spec.caption.replace(/\{(\d)\}/g, (match, index) => values[Number(index)]);
   }
 
+  /**
+   * Which of the page's d_k (`dValues`, the config's order) `d` is: the index of the
+   * training spec's entries for it (app.export.training.training_spec), the nearest if a
+   * value off the page's steps ever reaches it.
+   */
+  function trainingIndex(dValues, d) {
+    const index = dValues.indexOf(d);
+    return index >= 0 ? index : kernel.nearestIndex(dValues, d);
+  }
+
+  /**
+   * The bands of grid d_k index `g` as the served view's sources hold them
+   * (app.views.training_grid.band_data), scaled first, then unscaled, from `table`
+   * (app.export.training.band_table, float32).
+   */
+  function trainingBands(spec, table, g) {
+    const points = spec.steps.length;
+    const columns = spec.columns.length;
+    return [0, 1].map((s) => {
+      const data = { step: spec.steps.slice() };
+      spec.columns.forEach((name, c) => {
+        const start = ((g * 2 + s) * columns + c) * points;
+        data[name] = Array.from(table.subarray(start, start + points));
+      });
+      return data;
+    });
+  }
+
   /** Fill a served template's `{name}` fields from `values` (numbers already formatted). */
   function fill(template, values) {
     return template.replace(/\{(\w+)\}/g, (match, key) => String(values[key]));
@@ -240,5 +268,7 @@
     collapseCurves,
     collapseMarker,
     collapseCaption,
+    trainingIndex,
+    trainingBands,
   };
 });

@@ -46,6 +46,7 @@ from app.export.data import (
     slider_grids,
 )
 from app.export.lesson import LESSON_CONTROLS, build_lesson, lesson_config, lesson_css
+from app.export.training import build_training, default_grid, training_spec
 from app.export.views import HISTOGRAM_HEADROOM, SHOWN_COLUMN, build_views
 from app.export.widgets import (
     FIRST_SCREEN,
@@ -72,6 +73,7 @@ from app.views.heatmap import (
     WEIGHTS_PALETTE,
 )
 from app.views.readouts import READOUT_CSS
+from app.views.training_grid import CSS as TRAINING_CSS
 
 ASSETS = Path(__file__).resolve().parent
 SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "assumptions.js", "controller.js")
@@ -110,10 +112,13 @@ def initial_state(data: ExportData) -> SimulationState:
     )
 
 
-def more_button_css() -> str:
-    """The served "More controls" button's stylesheet (a component's shadow root), for the
-    page's plain button in its box."""
-    return DISCLOSURE_CSS.replace(":host", ".sdpa-more").replace("button", "#sdpa-more-button")
+def disclosure_css() -> str:
+    """The served disclosure buttons' stylesheet (a component's shadow root: "More controls",
+    a lesson section's title), for the page's plain buttons in their ``.sdpa-disclosure``
+    boxes."""
+    return DISCLOSURE_CSS.replace(":host", ".sdpa-disclosure").replace(
+        "button", ".sdpa-disclosure > button"
+    )
 
 
 def presets_spec() -> dict:
@@ -194,6 +199,7 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         "shown": shown_controls_spec(),
         **lesson_config(data),
         "assumptions": assumptions_config(),
+        "training": training_spec(default_grid(), data.d_values),
         "presets": presets_spec(),
         "url_names": list(URL_NAMES),
         "heatmap": {
@@ -235,6 +241,7 @@ def build_document(data: ExportData) -> tuple[Document, dict, dict]:
     model = SimulationModel(state)
     views = build_views(model)
     lesson = build_lesson(model, views.models["heatmap"])
+    training = build_training(model, default_grid())
     widgets = build_widgets(state.param.values(), slider_grids(data))
     document = Document(title=TITLE)
     # The template places each root by its name (page.html.jinja).
@@ -243,18 +250,21 @@ def build_document(data: ExportData) -> tuple[Document, dict, dict]:
         preset_root(state.preset),
         *views.roots.values(),
         *lesson.roots.values(),
+        *training.roots.values(),
     )
     for root in roots:
         document.add_root(root)
     models = {
         **views.models,
         **lesson.models,
+        **training.models,
         "preset_select": document.get_model_by_name("preset_select"),
     }
     document.js_on_event("document_ready", _start_callback(models, widgets))
     config = page_config(data, state, curve_points=len(model.raw_histogram.curve_x))
-    html = {"readouts": views.readouts, **lesson.html, **section_html(model)}
+    html = {"readouts": views.readouts, **lesson.html, **training.html, **section_html(model)}
     html["collapse_figures"] = lesson.collapse_figures
+    html["training_figures"] = training.figures
     html["faq"] = lesson.faq
     return document, config, html
 
@@ -290,9 +300,10 @@ def render_html(data: ExportData) -> str:
         template=(ASSETS / "page.html.jinja").read_text(encoding="utf-8"),
         template_variables={
             "sdpa_style": (ASSETS / "page.css").read_text(encoding="utf-8")
-            + more_button_css()
+            + disclosure_css()
             + READOUT_CSS
             + CAPTION_CSS
+            + TRAINING_CSS
             + lesson_css()
             + section_css(),
             "sdpa_readouts": markup["readouts"],

@@ -21,7 +21,7 @@ from app.flow import grid
 from app.lesson_text import COLLAPSE_CURVES
 from app.model import SimulationModel
 from app.views.markup import ServerMarkup
-from app.views.style import band_with_line, compact_legend, without_glyph_copies
+from app.views.style import band_with_line, compact_legend, view_figure, without_glyph_copies
 from sdpa_core import collapse_curve
 
 COLLAPSE_D_VALUES = tuple(2**power for power in range(11))
@@ -212,7 +212,7 @@ class CollapseView:
         )
 
     def _figure(self, metric: Metric) -> figure:
-        fig = figure(
+        fig = view_figure(
             name=f"collapse_{metric.name}",
             title=metric.title,
             x_axis_type="log",
@@ -221,13 +221,9 @@ class CollapseView:
             y_range=Range1d(-0.04 * metric.y_end, metric.y_end),
             x_axis_label="d_k (log scale)",
             y_axis_label=metric.y_label,
-            sizing_mode="stretch_width",
             height=300,
             min_width=240,
-            toolbar_location=None,
-            tools="",
         )
-        fig.title.text_font_size = "13px"
         fig.xaxis.ticker = FixedTicker(
             ticks=[1, 4, 16, 64, 256, 1024], minor_ticks=list(COLLAPSE_D_VALUES)
         )

@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 from bokeh.core.properties import value
 from bokeh.models import ColumnDataSource, DataRange1d, Range1d
-from bokeh.plotting import figure
 
 from app.derived import LESSON_LAW, HistogramFrame, law_of
 from app.model import HISTOGRAMS, SimulationModel
-from app.views.style import legend_above, without_glyph_copies
+from app.views.style import legend_above, view_figure, without_glyph_copies
 
 BAR_COLOUR = "#4c78a8"
 CURVE_COLOUR = "#e45756"
@@ -22,19 +21,15 @@ class HistogramView:
         self.shown = frame
         self.bars = ColumnDataSource(self._bars(frame))
         self.curve = ColumnDataSource(self._curve(frame))
-        self.figure = figure(
+        self.figure = view_figure(
             name=name,
             x_range=Range1d(float(frame.left[0]), float(frame.right[-1])),
             y_range=DataRange1d(start=0, only_visible=True),
             x_axis_label=x_label,
             y_axis_label="density",
-            sizing_mode="stretch_width",
             height=230,
             min_width=260,
-            toolbar_location=None,
-            tools="",
         )
-        self.figure.title.text_font_size = "13px"
         self.figure.quad(
             left="left",
             right="right",

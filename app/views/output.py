@@ -9,7 +9,7 @@ from bokeh.plotting import figure
 from app.derived import OUTPUT_DIM
 from app.model import OUTPUT, SimulationModel
 from app.views.heatmap import SCORES_PALETTE
-from app.views.style import without_glyph_copies
+from app.views.style import view_figure, without_glyph_copies
 
 EXPLANATION = (
     "**What attention returns.** Each output row is a weighted average of the value rows "
@@ -44,21 +44,18 @@ class OutputView:
     def _figure(
         self, column: str, title: str, y_label: str, n: int, *, with_colour_bar: bool = False
     ) -> figure:
-        plot = figure(
+        plot = view_figure(
             name=f"{column}_heatmap",
             title=title,
             x_range=Range1d(0, OUTPUT_DIM),
             y_range=Range1d(n, 0),
             x_axis_label="value dimension",
             y_axis_label=y_label,
-            sizing_mode="stretch_width",
             height=300,
             min_width=150,
-            toolbar_location=None,
             tools="hover",
             tooltips=[("value", f"@{column}{{0.000}}")],
         )
-        plot.title.text_font_size = "13px"
         plot.grid.visible = False
         plot.image(
             image=column,

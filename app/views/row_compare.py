@@ -5,14 +5,13 @@ from __future__ import annotations
 import panel as pn
 from bokeh.core.properties import value
 from bokeh.models import ColumnDataSource, DataRange1d, Range1d
-from bokeh.plotting import figure
 
 from app.controls import ControlBinding, WholeNumberInput
 from app.controls_spec import CONTROL_BY_NAME, ROW_BOUNDS
 from app.derived import RowComparison
 from app.model import ROW, SimulationModel
 from app.views.collapse import SCALED_COLOUR, UNSCALED_COLOUR
-from app.views.style import legend_above, without_glyph_copies
+from app.views.style import legend_above, view_figure, without_glyph_copies
 
 EXPLANATION = (
     "**One query, scaled vs unscaled.** Pick a query i (type it, or click a row of the "
@@ -36,19 +35,15 @@ class RowCompareView:
     def __init__(self, model: SimulationModel) -> None:
         self.scaled = ColumnDataSource(self._bars(model.row, scaled=True))
         self.unscaled = ColumnDataSource(self._bars(model.row, scaled=False))
-        self.figure = figure(
+        self.figure = view_figure(
             name="row_comparison",
             x_range=DataRange1d(range_padding=0.02),
             y_range=Range1d(0, 1.05),
             x_axis_label="key j",
             y_axis_label="weight",
-            sizing_mode="stretch_width",
             height=260,
             min_width=260,
-            toolbar_location=None,
-            tools="",
         )
-        self.figure.title.text_font_size = "13px"
         for source, colour in ((self.scaled, SCALED_COLOUR), (self.unscaled, UNSCALED_COLOUR)):
             self.figure.vbar(
                 x="x",

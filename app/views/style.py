@@ -6,6 +6,22 @@ from bokeh.models import ColumnDataSource, GlyphRenderer, Legend, LegendItem
 from bokeh.plotting import figure as Figure
 
 
+def view_figure(*, height: int, min_width: int, tools: str = "", **options: object) -> Figure:
+    """A figure in the views' common look: as wide as its column (at least ``min_width``),
+    ``height`` tall, without a toolbar, its title in 13 px; ``options`` are the figure's
+    own (name, title, ranges, axis labels, ...)."""
+    plot = Figure(
+        sizing_mode="stretch_width",
+        height=height,
+        min_width=min_width,
+        toolbar_location=None,
+        tools=tools,
+        **options,
+    )
+    plot.title.text_font_size = "13px"
+    return plot
+
+
 def legend_above(plot: Figure, *, spacing: int = 12) -> None:
     """Move the figure's legend above the plot as one compact row.
 

@@ -1,8 +1,9 @@
 """Does the scale matter for learning? Training curves, scaled vs unscaled, and a Train button.
 
 The curves and the summary come from the process's shared default grid
-(:data:`app.training_runs.SHARED_GRID`); the student's own run is trained off the event
-loop by :data:`app.training_runs.RUNNER` and streamed into the same figures.
+(:data:`app.training_runs.SHARED_GRID`), drawn by :class:`app.views.training_grid.TrainingFigures`
+as the offline page draws them; the student's own run is trained off the event loop by
+:data:`app.training_runs.RUNNER` and streamed into the same figures.
 """
 
 from __future__ import annotations
@@ -12,20 +13,10 @@ import html
 import numpy as np
 import panel as pn
 import panel_material_ui as pmui
-from bokeh.models import (
-    ColumnDataSource,
-    FixedTicker,
-    HoverTool,
-    LegendItem,
-    Range1d,
-    Span,
-)
-from bokeh.plotting import figure
 
 from app import training_runs
 from app.compat import CheckedPageChanges
 from app.controls import PageButton
-from app.controls_spec import nearest_on_grid
 from app.flow import grid as grid_layout
 from app.flow import side_by_side
 from app.location import served
@@ -42,109 +33,34 @@ from app.training_runs import (
     TrainingJob,
     TrainingRunner,
 )
-from app.views.collapse import SCALED_COLOUR, UNSCALED_COLOUR
 from app.views.markup import ServerMarkup
-from app.views.style import band_with_line, compact_legend, without_glyph_copies
+from app.views.training_grid import (
+    CSS,
+    HEADING,
+    RUN_COLUMNS,
+    TrainingFigures,
+    empty,
+    grid_note,
+    intro,
+    nearest_grid_d_k,
+    summary_html,
+    trailing_mean,
+)
 from sdpa_core import (
-    GridCell,
-    GridSummary,
     TrainingGrid,
     TrainingSettings,
     TrainingStep,
     describe_summary,
 )
-from sdpa_core.training import GRID_D_VALUES, GRID_STEPS, SMOOTHING_STEPS
 
 TRAIN_LABEL = "Train"
 STOP_LABEL = "Stop"
 
-RUN_COLOUR = "#000000"
-"""The student's own run: black, apart from both bands' colours."""
-
-BUDGET_COLOUR = "#555555"
-
-GRID_TEMPERATURE = 1.0
-"""The temperature of the default grid (the core's default)."""
-
 INTRO = (
-    "A tiny model learns a retrieval task. Each example holds 16 tokens and asks for one of "
-    "them; one attention head must put its weight on that token to return its value. Only "
-    "W_q and W_k learn, so every gradient passes through the softmax. The bands are the "
-    "default experiment, trained once on this server: 3 seeds, 200 steps of Adam, scaled "
-    "and unscaled each at the learning rate that served it best. **Train** runs the same "
-    "model once more with your d_k, temperature, scale and seed."
+    intro("on this server")
+    + " **Train** runs the same model once more with your d_k, temperature, scale and seed."
 )
-
-CSS = """
-.training-note { margin: 2px 0; font-size: 13px; }
-.training-status { margin: 0; font-size: 14px; }
-.training-summary { margin: 4px 0; font-size: 14px; }
-"""
-
-BAND_COLUMNS = (
-    "step",
-    "loss",
-    "loss_low",
-    "loss_high",
-    "accuracy",
-    "accuracy_low",
-    "accuracy_high",
-)
-SUMMARY_COLUMNS = ("d", "steps", "marker", "reached", "lr", "final_loss")
-RUN_COLUMNS = ("step", "loss", "accuracy")
-
-
-def empty(columns: tuple[str, ...]) -> dict[str, list]:
-    """Source columns with no rows: new lists each time, as a stream extends them in place."""
-    return {name: [] for name in columns}
-
-
-def nearest_grid_d_k(d_k: int, d_values: tuple[int, ...] = GRID_D_VALUES) -> int:
-    """The grid's d_k closest to ``d_k`` on a log scale (the smaller on a tie)."""
-    return int(nearest_on_grid(d_k, d_values))
-
-
-def trailing_mean(values: np.ndarray, window: int = SMOOTHING_STEPS) -> np.ndarray:
-    """Each value averaged with the ``window - 1`` before it (fewer at the start).
-
-    One step's loss is measured on a batch of 16 examples and jumps from step to step; the
-    summary's step counts average the same way (:data:`sdpa_core.training.SMOOTHING_STEPS`).
-    """
-    values = np.asarray(values, dtype=float)
-    totals = np.concatenate([[0.0], np.cumsum(values)])
-    end = np.arange(1, values.shape[0] + 1)
-    start = np.maximum(0, end - window)
-    return (totals[end] - totals[start]) / (end - start)
-
-
-def band_data(cell: GridCell) -> dict[str, np.ndarray]:
-    """A grid cell's seeds as source columns: the mean and the lowest and highest seed of
-    the loss and the accuracy at each step, each seed's curve first averaged over the last
-    :data:`SMOOTHING_STEPS` steps."""
-    data: dict[str, np.ndarray] = {"step": np.arange(cell.runs[0].loss.shape[0], dtype=float)}
-    for name in ("loss", "accuracy"):
-        curves = np.stack([trailing_mean(getattr(run, name)) for run in cell.runs])
-        data[name] = curves.mean(axis=0)
-        data[f"{name}_low"] = curves.min(axis=0)
-        data[f"{name}_high"] = curves.max(axis=0)
-    return data
-
-
-def summary_data(summary: GridSummary, *, scaled: bool) -> dict[str, list]:
-    """One point per grid d_k: the steps to the target loss, or the budget (as a triangle)
-    when the target was not reached, with the learning rate and the final loss."""
-    data = empty(SUMMARY_COLUMNS)
-    for row in summary.rows:
-        steps = row.scaled_steps if scaled else row.unscaled_steps
-        data["d"].append(float(row.d_k))
-        data["steps"].append(float(summary.steps if steps is None else steps))
-        data["marker"].append("triangle" if steps is None else "circle")
-        data["reached"].append(
-            f"not reached in {summary.steps} steps" if steps is None else f"{steps} steps"
-        )
-        data["lr"].append(row.scaled_lr if scaled else row.unscaled_lr)
-        data["final_loss"].append(row.scaled_final_loss if scaled else row.unscaled_final_loss)
-    return data
+"""The section's first paragraph (Markdown) on the served page."""
 
 
 def run_data(history: list[TrainingStep], new: int) -> dict[str, list[float]]:
@@ -180,30 +96,6 @@ def describe_settings(settings: TrainingSettings) -> str:
         f"d_k = {settings.d_k}, {scale}, temperature {settings.temperature:g}, "
         f"seed {settings.seed}, learning rate {settings.lr:g}"
     )
-
-
-def grid_note(training_grid: TrainingGrid, d_k: int, temperature: float) -> str:
-    """What the bands show, and the gradient figures at their first step, from numbers."""
-    shown = nearest_grid_d_k(d_k)
-    scaled = training_grid.cell(shown, True)
-    unscaled = training_grid.cell(shown, False)
-    where = f"d_k = {shown}" if shown == d_k else f"d_k = {shown}, the grid's nearest to your {d_k}"
-    seeds = len(scaled.runs)
-    jacobian = [
-        float(np.median([run.jacobian_norm[0] for run in c.runs])) for c in (scaled, unscaled)
-    ]
-    gradient = [float(np.median([run.grad_norm[0] for run in c.runs])) for c in (scaled, unscaled)]
-    note = (
-        f"Bands: lowest to highest of {seeds} seeds, line: their mean, at {where} "
-        f"(learning rate {scaled.lr:g} scaled, {unscaled.lr:g} unscaled; temperature "
-        f"{GRID_TEMPERATURE:g}). At the first step a typical example's softmax Jacobian has "
-        f"norm {jacobian[0]:.2g} scaled and {jacobian[1]:.2g} unscaled, while the whole "
-        f"gradient of W_q and W_k has norm {gradient[0]:.2g} and {gradient[1]:.2g}."
-    )
-    if temperature != GRID_TEMPERATURE:
-        note += f" Train uses your temperature, {temperature:g}."
-    text = html.escape(note, quote=False)
-    return f'<p class="training-note" data-testid="training-grid-note">{text}</p>'
 
 
 def status_text(
@@ -283,25 +175,15 @@ class TrainingView:
         self._history: list[TrainingStep] = []
         """The steps of the current run the page has been sent."""
 
-        self.scaled_source = ColumnDataSource(empty(BAND_COLUMNS))
-        self.unscaled_source = ColumnDataSource(empty(BAND_COLUMNS))
-        self.run_source = ColumnDataSource(empty(RUN_COLUMNS))
-        self.scaled_summary = ColumnDataSource(empty(SUMMARY_COLUMNS))
-        self.unscaled_summary = ColumnDataSource(empty(SUMMARY_COLUMNS))
-        self.budget_source = ColumnDataSource({"d": [], "steps": []})
-        self.loss_figure = self._curve_figure("loss", "Loss (squared error)", "loss", 2.05)
-        self.accuracy_figure = self._curve_figure(
-            "accuracy", "Accuracy (target gets the most weight)", "accuracy", 1.03
-        )
-        self.current_span = Span(
-            location=nearest_grid_d_k(self._state.d_k),
-            dimension="height",
-            line_color="#888888",
-            line_dash="dotted",
-            line_width=2,
-        )
-        self.summary_figure = self._summary_figure()
-        self.figures = [self.loss_figure, self.accuracy_figure, self.summary_figure]
+        self.drawing = TrainingFigures(self._state.d_k)
+        """The figures and their sources, as the offline page has them too."""
+        drawing = self.drawing
+        self.scaled_source, self.unscaled_source = drawing.scaled_source, drawing.unscaled_source
+        self.run_source = drawing.run_source
+        self.current_span = drawing.current_span
+        self.loss_figure, self.accuracy_figure = drawing.loss_figure, drawing.accuracy_figure
+        self.summary_figure = drawing.summary_figure
+        self.figures = drawing.figures
 
         self.train_button = PageButton(
             label=TRAIN_LABEL, variant="contained", disabled=True, margin=(5, 10)
@@ -322,7 +204,7 @@ class TrainingView:
         self.summary_note = _markup("")
         self.panel = pn.Column(
             pn.pane.Markdown(
-                "### Does the scale matter for learning?\n\n" + INTRO,
+                f"{HEADING}\n\n{INTRO}",
                 sizing_mode="stretch_width",
                 margin=(0, 10),
             ),
@@ -351,105 +233,6 @@ class TrainingView:
         else:
             future.add_done_callback(lambda done: self._post(self._grid_ready))
 
-    # --- figures ------------------------------------------------------------------------
-
-    def _curve_figure(self, name: str, title: str, y_label: str, y_end: float) -> figure:
-        fig = figure(
-            name=f"training_{name}",
-            title=title,
-            x_range=Range1d(0, GRID_STEPS),
-            y_range=Range1d(-0.02 * y_end, y_end),
-            x_axis_label="training step",
-            y_axis_label=y_label,
-            sizing_mode="stretch_width",
-            height=280,
-            min_width=260,
-            toolbar_location=None,
-            tools="",
-        )
-        fig.title.text_font_size = "13px"
-        items = [
-            band_with_line(
-                fig,
-                x="step",
-                y=name,
-                source=source,
-                colour=colour,
-                label=label,
-                fill_alpha=0.25,
-                line_width=2,
-            )
-            for source, colour, label in (
-                (self.scaled_source, SCALED_COLOUR, "scaled"),
-                (self.unscaled_source, UNSCALED_COLOUR, "unscaled"),
-            )
-        ]
-        run = fig.line(
-            x="step", y=name, source=self.run_source, line_color=RUN_COLOUR, line_width=1.5
-        )
-        items.append(LegendItem(label="your run", renderers=[run]))
-        fig.add_layout(compact_legend(items, columns=3), "above")
-        return without_glyph_copies(fig)
-
-    def _summary_figure(self) -> figure:
-        fig = figure(
-            name="training_summary",
-            title="Steps to the target loss",
-            x_axis_type="log",
-            x_range=Range1d(3.0, 1400.0),
-            y_range=Range1d(0, GRID_STEPS * 1.12),
-            x_axis_label="d_k (log scale)",
-            y_axis_label="steps",
-            sizing_mode="stretch_width",
-            height=280,
-            min_width=260,
-            toolbar_location=None,
-            tools="",
-        )
-        fig.title.text_font_size = "13px"
-        fig.xaxis.ticker = FixedTicker(ticks=list(GRID_D_VALUES))
-        budget = fig.line(
-            x="d",
-            y="steps",
-            source=self.budget_source,
-            line_color=BUDGET_COLOUR,
-            line_dash="dashed",
-            line_width=1.5,
-        )
-        items = []
-        lines = []
-        for source, colour, label in (
-            (self.scaled_summary, SCALED_COLOUR, "scaled"),
-            (self.unscaled_summary, UNSCALED_COLOUR, "unscaled"),
-        ):
-            line = fig.line(x="d", y="steps", source=source, line_color=colour, line_width=2)
-            points = fig.scatter(
-                x="d",
-                y="steps",
-                source=source,
-                marker="marker",
-                size=11,
-                fill_color=colour,
-                line_color=colour,
-            )
-            lines.append(points)
-            items.append(LegendItem(label=label, renderers=[line, points]))
-        fig.add_layout(self.current_span)
-        items.append(LegendItem(label="▲ not reached", renderers=[budget]))
-        fig.add_layout(compact_legend(items), "above")
-        fig.add_tools(
-            HoverTool(
-                renderers=lines,
-                tooltips=[
-                    ("d_k", "@d{0}"),
-                    ("to the target", "@reached"),
-                    ("learning rate", "@lr{0.[000]}"),
-                    ("final loss", "@final_loss{0.[00]e}"),
-                ],
-            )
-        )
-        return without_glyph_copies(fig)
-
     # --- the grid -----------------------------------------------------------------------
 
     def _grid_ready(self) -> None:
@@ -463,22 +246,9 @@ class TrainingView:
                 self.status.show(_status_html("The comparison runs could not be computed."))
                 return
             self.grid = training_grid
-            summary = training_grid.summary
-            self.summary_sentence = describe_summary(summary)
-            self.scaled_summary.data = summary_data(summary, scaled=True)
-            self.unscaled_summary.data = summary_data(summary, scaled=False)
-            self.budget_source.data = {
-                "d": [float(GRID_D_VALUES[0]) / 1.5, float(GRID_D_VALUES[-1]) * 1.5],
-                "steps": [float(summary.steps)] * 2,
-            }
-            self.summary_figure.title.text = (
-                f"Steps to loss {summary.target_loss:g} (mean of {len(training_grid.seeds)} seeds)"
-            )
-            self.summary_figure.yaxis[0].axis_label = f"steps to loss {summary.target_loss:g}"
-            self.summary_note.show(
-                '<p class="training-summary" data-testid="training-summary">'
-                f"{html.escape(self.summary_sentence, quote=False)}</p>"
-            )
+            self.summary_sentence = describe_summary(training_grid.summary)
+            self.drawing.show_grid(training_grid)
+            self.summary_note.show(summary_html(self.summary_sentence))
             self._drawn = None
             self._draw_settings()
 
@@ -488,11 +258,7 @@ class TrainingView:
         key = (state.d_k, state.scaled, state.temperature, state.seed)
         if key == self._drawn or self.grid is None:
             return
-        shown = nearest_grid_d_k(state.d_k)
-        if self._drawn is None or nearest_grid_d_k(self._drawn[0]) != shown:
-            self.scaled_source.data = band_data(self.grid.cell(shown, True))
-            self.unscaled_source.data = band_data(self.grid.cell(shown, False))
-            self.current_span.location = shown
+        self.drawing.show_d_k(self.grid, state.d_k)
         self.grid_note.show(grid_note(self.grid, state.d_k, state.temperature))
         if self.job is not None and not self.job.active:
             # A finished run belongs to the settings it was trained at: it goes with them.

@@ -448,6 +448,7 @@ FOCUSED = """() => {
 @pytest.mark.browser
 def test_the_keyboard_reaches_every_control_of_the_page_and_the_lesson(open_export) -> None:
     from app.controls_spec import PRESET_LABEL, VIEWS
+    from app.lesson import TRAINING_TITLE
     from app.views import quiz
     from app.views.worked_example import SWITCH_LABEL
 
@@ -466,6 +467,7 @@ def test_the_keyboard_reaches_every_control_of_the_page_and_the_lesson(open_expo
         PRESET_LABEL,
         VIEWS["weights"],
         LABEL["causal"],
+        TRAINING_TITLE,
         LABEL["row"],
         SWITCH_LABEL,
         quiz.DIVISOR_LABEL,

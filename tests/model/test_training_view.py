@@ -23,13 +23,8 @@ from app.training_runs import (
     SharedGrid,
     TrainingRunner,
 )
-from app.views.training import (
-    TrainingView,
-    band_data,
-    nearest_grid_d_k,
-    run_settings,
-    trailing_mean,
-)
+from app.views.training import TrainingView, run_settings
+from app.views.training_grid import band_data, nearest_grid_d_k, trailing_mean
 from sdpa_core import describe_summary, training_grid
 
 SMALL = {"d_values": (4, 64, 1024), "seeds": (0, 1), "steps": 30, "lrs": (0.01, 0.03)}
