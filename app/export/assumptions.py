@@ -20,6 +20,7 @@ from app.data_out import (
     MATRIX_NAME_CONTROLS,
 )
 from app.export.lesson import markdown_html
+from app.lesson import ASSUMPTIONS_TITLE
 from app.export.widgets import OFFLINE_CONTROLS, section_controls
 from app.model import SimulationModel
 from app.views.assumptions import EXPLANATION, SECTION_CSS, assumptions_html
@@ -68,6 +69,7 @@ def section_html(model: SimulationModel) -> dict[str, str]:
     """The section's first markup, by template variable: the served explanation, the note
     on what the file leaves out, the readouts for the model's state and the buttons."""
     return {
+        "assumptions_title": html.escape(ASSUMPTIONS_TITLE),
         "assumptions_intro": markdown_html(EXPLANATION),
         "assumptions_note": f'<p class="sdpa-server-only">{html.escape(server_only_note())}</p>',
         "assumptions_readouts": assumptions_html(model),
@@ -91,6 +93,7 @@ def assumptions_config() -> dict:
     file-name rules of app/data_out.py, and the overflow layer's words."""
     return {
         "section": SECTION,
+        "title": ASSUMPTIONS_TITLE,
         "controls": list(SECTION_CONTROLS),
         "overflow_thresholds": {
             name: sdpa_core.exp_overflow_threshold(name) for name in PRECISION_CHOICES

@@ -780,6 +780,7 @@
       switchBox.addEventListener("change", show);
       show();
       listenToDisclosure(document.getElementById("sdpa-training-button"), CONFIG.training.title);
+      listenToDisclosure(document.getElementById("sdpa-assumptions-button"), SECTION.title);
       this.listenToQuiz();
       for (const button of document.querySelectorAll("#sdpa-downloads button[data-download]")) {
         button.addEventListener("click", () => this.download(button.dataset.download));

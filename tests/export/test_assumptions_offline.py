@@ -18,6 +18,7 @@ from app.controls_spec import CONTROL_BY_NAME, PRECISION_CHOICES
 from app.data_out import histogram_csv, histogram_filename, matrix_csv, matrix_filename
 from app.derived import QKLaw, histograms_for, scores_for, weights_frame
 from app.export.assumptions import SECTION_CONTROLS, SERVER_ONLY, assumptions_config
+from app.lesson import ASSUMPTIONS_TITLE
 from app.model import SimulationModel
 from app.state import SimulationState
 from app.views.assumptions import assumptions_html
@@ -244,6 +245,14 @@ def _wait_for_lesson(opened: OfflinePage, count: int) -> None:
     opened.page.wait_for_function("(n) => SdpaExport.snapshot().lesson_updates > n", arg=count)
 
 
+def _open_section(opened: OfflinePage) -> None:
+    """Open the section with the keyboard, as its disclosure button is pressed."""
+    button = opened.page.get_by_role("button", name=ASSUMPTIONS_TITLE)
+    assert button.get_attribute("aria-expanded") == "false"
+    button.press("Enter")
+    assert button.get_attribute("aria-expanded") == "true"
+
+
 @pytest.mark.browser
 def test_the_section_shows_the_served_readouts_and_marks_the_overflow(open_export) -> None:
     opened = open_export(LINK)
@@ -273,6 +282,7 @@ def test_the_section_shows_the_served_readouts_and_marks_the_overflow(open_expor
     bars = opened.model("raw_histogram", "Array.from(m.renderers[0].data_source.data.top)")
     np.testing.assert_array_equal(bars, raw.density)
     # Back to the stable softmax: no overflow, the layer hides.
+    _open_section(opened)
     count = opened.updates()
     opened.page.get_by_role("checkbox", name=CONTROL_BY_NAME["subtract_max"].label).check()
     opened.wait_for_update_after(count)
@@ -285,11 +295,12 @@ def test_the_section_shows_the_served_readouts_and_marks_the_overflow(open_expor
 def test_the_sections_controls_move_by_keyboard_and_reach_the_url(open_export) -> None:
     opened = open_export()
     page = opened.page
-    assert (
-        page.get_by_test_id("assumptions")
-        .get_by_role("slider", name=CONTROL_BY_NAME["sigma_q"].label)
-        .is_visible()
-    )
+    slider = page.get_by_role("slider", name=CONTROL_BY_NAME["sigma_q"].label)
+    assert not slider.is_visible()
+    _open_section(opened)
+    # Bokeh lays the section's widgets out once it is shown.
+    section = page.get_by_test_id("assumptions")
+    section.get_by_role("slider", name=CONTROL_BY_NAME["sigma_q"].label).wait_for(state="visible")
     for name in SERVER_ONLY:
         assert CONTROL_BY_NAME[name].label in page.locator(".sdpa-server-only").inner_text()
     count = opened.updates()
@@ -329,6 +340,7 @@ def test_the_csv_downloads_hold_the_served_files(open_export) -> None:
     opened = open_export(LINK + "&n=16&causal=true")
     _wait_for_lesson(opened, 0)
     model = _served(opened)
+    _open_section(opened)
     files = {}
     for which in ("matrix", "histogram"):
         with opened.page.expect_download() as info:
