@@ -55,6 +55,14 @@ class OfflinePage:
         """The markup of the readout tiles."""
         return self.page.locator("#sdpa-readouts").inner_html()
 
+    def open_sections(self) -> None:
+        """Open every closed lesson section (its disclosure button), as a student would, so
+        the widgets inside can be found by role."""
+        closed = self.page.locator(".sdpa-lesson .sdpa-disclosure button[aria-expanded=false]")
+        for _ in range(closed.count()):
+            # Each press opens one: the closed ones are the locator's matches now.
+            closed.first.click()
+
     def model(self, name: str, expression: str) -> Any:
         """Evaluate ``expression`` on the Bokeh model named ``name`` (bound to ``m``)."""
         return self.page.evaluate(

@@ -74,6 +74,7 @@ def assert_nothing_injected_or_infinite(opened: OfflinePage) -> None:
     assert all(math.isfinite(number) for number in numbers), snapshot
     readouts = opened.page.locator("#sdpa-readouts").inner_text().lower()
     assert "nan" not in readouts and "inf" not in readouts
+    opened.open_sections()
     for control in OFFLINE_CONTROLS:
         if control.widget != "slider":
             continue

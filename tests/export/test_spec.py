@@ -166,7 +166,9 @@ def test_the_scripts_name_no_control_and_copy_no_spec_text(script: str) -> None:
 
 @pytest.mark.browser
 def test_the_page_names_each_widget_by_its_spec_label(open_export) -> None:
-    page = open_export().page
+    opened = open_export()
+    opened.open_sections()
+    page = opened.page
     for control in OFFLINE:
         if control.widget in WIDGET_ROLE:
             widget = page.get_by_role(WIDGET_ROLE[control.widget], name=control.label, exact=True)
