@@ -420,13 +420,14 @@
       const heatmap = CONFIG.heatmap;
       m.heatmap_title.text = heatmap.titles[view];
       m.colour_bar.title = heatmap.colour_bar_titles[view];
-      if (view === "weights") {
-        m.mapper.setv({ palette: heatmap.weights_palette, low: 0.0, high: 1.0 });
-        return;
+      let colours = { palette: heatmap.weights_palette, low: 0.0, high: 1.0 };
+      if (view !== "weights") {
+        const { rawLimit, scaledLimit } = this.frames.scores;
+        const limit = Math.max(view === "raw" ? rawLimit : scaledLimit, 1e-9);
+        colours = { palette: heatmap.scores_palette, low: -limit, high: limit };
       }
-      const { rawLimit, scaledLimit } = this.frames.scores;
-      const limit = Math.max(view === "raw" ? rawLimit : scaledLimit, 1e-9);
-      m.mapper.setv({ palette: heatmap.scores_palette, low: -limit, high: limit });
+      m.mapper.setv(colours);
+      m.colour_bar_mapper.setv(colours);
     }
 
     /** app.views.histogram's show: bars, curve, ranges, title and curve label, in place. */
