@@ -88,6 +88,37 @@
     arrangeControls();
   }
 
+  /** Most memory the raw scores of the d_k positions no one asked for may take (every
+   * position's take 4 MiB at the default n_max = 128): a page within it builds them all
+   * ahead. */
+  const AHEAD_BYTES = 32 * 2 ** 20;
+  /** Idle time left for the browser after a step of building ahead: a step takes up to
+   * about 2 ms (the 81 dimensions between the last two default positions). */
+  const AHEAD_SLACK_MS = 3;
+
+  /**
+   * Run `work(deadline)` in idle periods until it returns false. Without
+   * requestIdleCallback (Safari), on timer ticks that each allow about one step.
+   */
+  function inIdleTime(work) {
+    if (typeof root.requestIdleCallback === "function") {
+      const run = (deadline) => {
+        if (work(deadline)) {
+          root.requestIdleCallback(run);
+        }
+      };
+      root.requestIdleCallback(run);
+      return;
+    }
+    const run = () => {
+      const end = performance.now() + AHEAD_SLACK_MS + 1;
+      if (work({ timeRemaining: () => Math.max(0, end - performance.now()) })) {
+        root.setTimeout(run, 20);
+      }
+    };
+    root.setTimeout(run, 20);
+  }
+
   function ndarray(values, n) {
     return root.Bokeh.require("core/util/ndarray").ndarray(values, { shape: [n, n] });
   }
@@ -162,7 +193,16 @@
       this.q = Float64Array.from(K.float32FromBase64(DATA.q));
       this.k = Float64Array.from(K.float32FromBase64(DATA.k));
       this.dot = K.float32FromBase64(DATA.dot);
-      this.raw = new Map();
+      this.raw = new K.RawScoreSteps(
+        this.q,
+        this.k,
+        DATA.d_max,
+        DATA.n_max,
+        DATA.d_values,
+        AHEAD_BYTES,
+      );
+      /** The raw and scaled histogram frames, by d_k: they depend on nothing else. */
+      this.histograms = new Map();
       this.state = {
         ...Object.fromEntries(CONTROLS.map((control) => [control.name, control.default])),
         ...CONFIG.limits.fixed,
@@ -315,31 +355,61 @@
       }
     }
 
-    /**
-     * Raw scores of all n_max tokens over the first d dimensions, cached per d_k. A new
-     * d_k starts from the largest cached smaller one and adds only the missing dimensions.
-     */
+    /** Raw scores of all n_max tokens over the first d dimensions (d a slider position). */
     rawScores(d) {
-      const cached = this.raw.get(d);
-      if (cached) {
-        return cached;
-      }
-      let from = 0;
-      for (const known of this.raw.keys()) {
-        if (known < d && known > from) {
-          from = known;
-        }
-      }
-      const size = DATA.n_max;
-      const out = from ? Float64Array.from(this.raw.get(from)) : new Float64Array(size * size);
-      K.addDotProducts(out, this.q, this.k, DATA.d_max, size, from, d);
-      this.raw.set(d, out);
-      return out;
+      return this.raw.at(DATA.d_values.indexOf(d));
     }
 
     dotProducts(d) {
       const row = DATA.d_values.indexOf(d);
       return this.dot.subarray(row * DATA.pairs, (row + 1) * DATA.pairs);
+    }
+
+    /** The raw and the scaled histogram frames at d_k = d. */
+    histogramFrames(d) {
+      let frames = this.histograms.get(d);
+      if (!frames) {
+        const { bins, half_width: halfWidth, curve_points: points } = CONFIG.histogram;
+        const values = this.dotProducts(d);
+        frames = {
+          raw: K.histogramFrame(values, d, bins, halfWidth, points),
+          scaled: K.histogramFrame(K.scaleFloat32(values, d), 1.0, bins, halfWidth, points),
+        };
+        this.histograms.set(d, frames);
+      }
+      return frames;
+    }
+
+    /**
+     * Build every d_k position's raw scores and histograms while the page is idle, a step
+     * of a few milliseconds at a time, so that a d_k move finds them ready, as a
+     * temperature move does. The raw scores only within AHEAD_BYTES: a page exported with
+     * a large n_max builds a position's when it is first shown, as before.
+     */
+    buildAhead() {
+      const positions = DATA.d_values;
+      const matrixBytes = DATA.n_max * DATA.n_max * Float64Array.BYTES_PER_ELEMENT;
+      const rawAhead = positions.length * matrixBytes <= AHEAD_BYTES;
+      let next = 0;
+      const step = () => {
+        if (rawAhead && this.raw.step()) {
+          return true;
+        }
+        if (next < positions.length) {
+          this.histogramFrames(positions[next]);
+          next += 1;
+          return true;
+        }
+        return false;
+      };
+      inIdleTime((idle) => {
+        while (idle.timeRemaining() > AHEAD_SLACK_MS) {
+          if (!step()) {
+            return false;
+          }
+        }
+        return true;
+      });
     }
 
     compute(parts) {
@@ -352,11 +422,7 @@
         this.frames.weights = K.weightsFrame(raw, DATA.n_max, n, d, scaled, temperature, causal);
       }
       if (parts.has(PART.histograms)) {
-        const { bins, half_width: halfWidth, curve_points: points } = CONFIG.histogram;
-        const values = this.dotProducts(d);
-        this.frames.raw = K.histogramFrame(values, d, bins, halfWidth, points);
-        const scaled = K.scaleFloat32(values, d);
-        this.frames.scaled = K.histogramFrame(scaled, 1.0, bins, halfWidth, points);
+        Object.assign(this.frames, this.histogramFrames(d));
       }
     }
 
@@ -701,6 +767,7 @@
       this.describeSliders();
       this.writeUrl();
       this.updates += 1;
+      this.buildAhead();
     }
   }
 
