@@ -429,6 +429,13 @@
     render(parts) {
       const m = this.models;
       const { n, d_k: d, view } = this.state;
+      // First: the legends measure themselves as their labels change (renderHistogram).
+      if (parts.has(PART.histograms)) {
+        // The raw and the scaled histogram: frames, models and words by the same name.
+        for (const [which, words] of Object.entries(T.histogramTitles(d))) {
+          this.renderHistogram(which, this.frames[which], words.title, words.curve);
+        }
+      }
       if (parts.has(PART.scores) || parts.has(PART.view)) {
         this.renderView(view);
       }
@@ -452,12 +459,6 @@
       }
       if (parts.has(PART.scores)) {
         this.renderRanges(n);
-      }
-      if (parts.has(PART.histograms)) {
-        // The raw and the scaled histogram: frames, models and words by the same name.
-        for (const [which, words] of Object.entries(T.histogramTitles(d))) {
-          this.renderHistogram(which, this.frames[which], words.title, words.curve);
-        }
       }
       if (parts.has(PART.weights) || parts.has(PART.histograms)) {
         const { raw, scaled, weights } = this.frames;
@@ -503,16 +504,18 @@
       const bars = m[`${which}_bars`];
       const curve = m[`${which}_curve`];
       const curveItem = m[`${which}_curve_item`];
+      // A new label object re-lays the legend out even when its text is the same. First,
+      // while the page's layout is still clean: the legend measures itself at once, which
+      // after the changes below would make the browser lay the page out there and then.
+      if (curveItem.label?.value !== curveLabel) {
+        curveItem.label = { value: curveLabel };
+      }
       bars.data = { left: frame.left, right: frame.right, top: frame.density };
       curve.data = { x: frame.curveX, y: frame.curveY };
       figure.x_range.setv({ start: frame.left[0], end: frame.right[frame.right.length - 1] });
       const top = Math.max(Math.max(...frame.density), Math.max(...frame.curveY));
       figure.y_range.setv({ start: 0, end: CONFIG.histogram.headroom * top });
       figure.title.text = title;
-      // A new label object re-lays the legend out even when its text is the same.
-      if (curveItem.label?.value !== curveLabel) {
-        curveItem.label = { value: curveLabel };
-      }
     }
 
     /** Apply `changes` to the state and redraw what depends on them. */
