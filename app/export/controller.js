@@ -119,6 +119,37 @@
     root.setTimeout(run, 20);
   }
 
+  /**
+   * Run `task` once the next animation frame is on screen: a message posted from the
+   * frame's callbacks runs after the browser has painted that frame.
+   */
+  function afterFrame(task) {
+    root.requestAnimationFrame(() => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => task();
+      channel.port2.postMessage(null);
+    });
+  }
+
+  /** Run `task` when the page is idle, or after `timeout` ms at the latest. */
+  function onIdle(task, timeout) {
+    if (typeof root.requestIdleCallback === "function") {
+      root.requestIdleCallback(task, { timeout });
+    } else {
+      root.setTimeout(task, 0);
+    }
+  }
+
+  /**
+   * The lesson's views in the order they redraw: the name `drawn` and lessonKeys know
+   * each by, and the method that draws it.
+   */
+  const LESSON_VIEWS = [
+    ["collapse", "renderCollapse"],
+    ["row", "renderRow"],
+    ["output", "renderOutput"],
+  ];
+
   function ndarray(values, n) {
     return root.Bokeh.require("core/util/ndarray").ndarray(values, { shape: [n, n] });
   }
@@ -224,38 +255,56 @@
 
     /**
      * Update the lesson's views once the frame that shows the new heatmap is on screen and
-     * the page is idle: a message posted from the next animation frame runs after that
-     * frame, and an idle callback waits out a burst of key presses (a held arrow key), so
-     * the lesson is drawn once for the burst and never holds up the first screen.
+     * the page is idle, one view per frame: a message posted from the next animation frame
+     * runs after that frame, and an idle callback waits out a burst of key presses (a held
+     * arrow key), so the lesson is drawn once for the burst, never holds up the first
+     * screen, and holds up a key press that comes while it is drawn by one view's frame at
+     * the most.
      */
     scheduleLesson() {
       if (this.lessonScheduled) {
         return;
       }
       this.lessonScheduled = true;
-      const run = () => {
+      const later = () => afterFrame(() => onIdle(step, 250));
+      const step = () => {
+        const keys = this.lessonKeys();
+        const stale = LESSON_VIEWS.filter(([name]) => this.drawn[name] !== keys[name]);
+        if (stale.length > 0) {
+          this[stale[0][1]]();
+        }
+        if (stale.length > 1) {
+          later();
+          return;
+        }
         this.lessonScheduled = false;
-        this.renderLesson();
+        this.lessonDrawn();
       };
-      root.requestAnimationFrame(() => {
-        const channel = new MessageChannel();
-        channel.port1.onmessage = () => {
-          if (typeof root.requestIdleCallback === "function") {
-            root.requestIdleCallback(run, { timeout: 250 });
-          } else {
-            root.setTimeout(run, 0);
-          }
-        };
-        channel.port2.postMessage(null);
-      });
+      later();
     }
 
     /** Redraw each lesson view whose inputs changed since it was last drawn. */
     renderLesson() {
-      this.renderCollapse();
-      this.renderRow();
-      this.renderOutput();
+      for (const [, render] of LESSON_VIEWS) {
+        this[render]();
+      }
+      this.lessonDrawn();
+    }
+
+    /** The lesson's views all show the current state. */
+    lessonDrawn() {
       this.lessonUpdates += 1;
+    }
+
+    /** What each lesson view would show now, by its name in `drawn` (see LESSON_VIEWS). */
+    lessonKeys() {
+      const { d_k: d, scaled, temperature } = this.state;
+      const t = L.curveTemperature(CONFIG.collapse, temperature);
+      return {
+        collapse: `${d} ${scaled} ${t}`,
+        row: `${this.frameKey()} ${this.state[ROW]}`,
+        output: this.frameKey(),
+      };
     }
 
     /** What the first screen last computed from: the lesson's views redraw when it moved. */
@@ -267,7 +316,7 @@
     /** app.views.row_compare.RowCompareView._show, and the heatmap's dashed outline. */
     renderRow() {
       const { d_k: d, n, causal, temperature } = this.state;
-      const key = `${this.frameKey()} ${this.state[ROW]}`;
+      const key = this.lessonKeys().row;
       if (this.drawn.row === key) {
         return;
       }
@@ -291,7 +340,7 @@
 
     /** app.views.output.OutputView._show: V and weights·V for the current weights. */
     renderOutput() {
-      const key = this.frameKey();
+      const key = this.lessonKeys().output;
       if (this.drawn.output === key) {
         return;
       }
@@ -346,12 +395,12 @@
         m.collapse_unscaled.data = unscaledCurve;
         this.drawn.collapseCurves = t;
       }
-      const marker = `${d} ${scaled} ${t}`;
-      if (this.drawn.collapseMarker !== marker) {
+      const marker = this.lessonKeys().collapse;
+      if (this.drawn.collapse !== marker) {
         m.collapse_marker.data = L.collapseMarker(spec, this.collapseTable, t, d, scaled);
         const caption = document.querySelector("#sdpa-collapse-caption .collapse-caption");
         caption.textContent = L.collapseCaption(spec, d, scaled, spec.temperatures[t]);
-        this.drawn.collapseMarker = marker;
+        this.drawn.collapse = marker;
       }
     }
 
@@ -431,10 +480,7 @@
       const { n, d_k: d, view } = this.state;
       // First: the legends measure themselves as their labels change (renderHistogram).
       if (parts.has(PART.histograms)) {
-        // The raw and the scaled histogram: frames, models and words by the same name.
-        for (const [which, words] of Object.entries(T.histogramTitles(d))) {
-          this.renderHistogram(which, this.frames[which], words.title, words.curve);
-        }
+        this.renderHistograms();
       }
       if (parts.has(PART.scores) || parts.has(PART.view)) {
         this.renderView(view);
@@ -495,6 +541,13 @@
       }
       m.mapper.setv(colours);
       m.colour_bar_mapper.setv(colours);
+    }
+
+    /** The raw and the scaled histogram: frames, models and words by the same name. */
+    renderHistograms() {
+      for (const [which, words] of Object.entries(T.histogramTitles(this.state.d_k))) {
+        this.renderHistogram(which, this.frames[which], words.title, words.curve);
+      }
     }
 
     /** app.views.histogram's show: bars, curve, ranges, title and curve label, in place. */
