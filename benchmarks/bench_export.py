@@ -7,7 +7,9 @@ computed everything (target ≤ 1 s). Then, for n = 32 and n = 128, it moves the
 up through all its steps and back and the temperature slider back and forth, with the
 keyboard. Each sample runs in the page from the keydown to the first frame painted after
 the page updated its Bokeh models (requestAnimationFrame, then a message posted from it,
-which runs once that frame is on screen). The lesson's views (collapse curves, one query,
+which runs once that frame is on screen): the frame that shows the new heatmap. The
+histograms, when d_k moved, are drawn on the next frame: "d_k → histograms" is the keydown
+to the first frame painted after they were updated. The lesson's views (collapse curves, one query,
 the output) update on later frames; their own figure is the keydown to the first frame
 painted after the last of them was updated, and the next key waits for them. Last, the
 d_k slider moves as under a held arrow key (a press every 33 ms, not waiting for the page),
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import random
 import statistics
 import sys
 import tempfile
@@ -39,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from browser_support import CHROMIUM, CHROMIUM_ARGS
 
 TIMING_HOOK = """() => {
-    const bench = { t0: 0, samples: [], lesson: [] };
+    const bench = { t0: 0, samples: [], histograms: [], lesson: [] };
     window.__bench = bench;
     document.addEventListener("keydown", () => { bench.t0 = performance.now(); }, true);
     // A message posted from the next animation frame runs once that frame is painted.
@@ -54,6 +57,7 @@ TIMING_HOOK = """() => {
     const page = SdpaExport.page;
     for (const [method, samples] of [
         ["set", bench.samples],
+        ["renderHistograms", bench.histograms],
         ["lessonDrawn", bench.lesson],
     ]) {
         const original = page[method].bind(page);
@@ -72,25 +76,35 @@ def _block_network(route: Any) -> None:
         route.abort()
 
 
+FRAME_S = 1 / 60
+"""One frame of a 60 Hz display."""
+
 HELD_KEY_S = 0.033
 """Time between two presses of a held arrow key (about 30 a second)."""
 
-SERIES = ("samples", "lesson")
-"""What the timing hook records: the frames after the page updated its Bokeh models and
-after it redrew the lesson."""
+SERIES = ("samples", "histograms", "lesson")
+"""What the timing hook records: the frames after the page updated its Bokeh models, after
+it redrew the histograms (d_k moves only) and after it redrew the lesson."""
 
 
 def _press(page: Any, slider: str, keys: list[str]) -> dict[str, list[float]]:
-    """Press ``keys`` on a slider one at a time, each once the lesson has been drawn;
-    return the keydown → painted times (ms) of each series of :data:`SERIES`."""
+    """Press ``keys`` on a slider one at a time, each once the lesson has been drawn and a
+    random pause later; return the keydown → painted times (ms) of each series of
+    :data:`SERIES`."""
     page.get_by_role("slider", name=slider, exact=True).focus()
     before = page.evaluate(f"{list(SERIES)}.map((name) => __bench[name].length)")
+    # Chromium starts a frame on the display's next tick (every 16.7 ms): pressed at once
+    # after the lesson's last frame, every key would come at about the same point between
+    # two ticks and wait about the same time for its frame. A student's key comes at any
+    # point; a random pause of up to two frames spreads the keys over them.
+    pauses = random.Random(0)
     for count, key in enumerate(keys, start=1):
+        time.sleep(pauses.uniform(0.0, 2 * FRAME_S))
         page.keyboard.press(key)
         # The lesson is drawn last.
         page.wait_for_function(
             "([n, m]) => __bench.samples.length >= n && __bench.lesson.length >= m",
-            arg=[before[0] + count, before[1] + count],
+            arg=[before[0] + count, before[-1] + count],
         )
     after = page.evaluate(
         "([names, before]) => names.map((name, i) => __bench[name].slice(before[i]))",
@@ -175,6 +189,7 @@ def _measure(browser: Any, path: Path, n: int, repeats: int) -> dict[str, list[f
     return {
         "load → ready": [ready],
         "d_k slider": d_k_moves["samples"],
+        "d_k → histograms": d_k_moves["histograms"],
         "d_k → lesson": d_k_moves["lesson"],
         "temperature slider": temperature_moves["samples"],
         "temperature → lesson": temperature_moves["lesson"],

@@ -251,15 +251,16 @@
       this.drawn = {};
       this.lessonScheduled = false;
       this.lessonUpdates = 0;
+      /** The histograms wait for the frame after the heatmap's (finishFirstScreen). */
+      this.histogramsScheduled = false;
     }
 
     /**
-     * Update the lesson's views once the frame that shows the new heatmap is on screen and
-     * the page is idle, one view per frame: a message posted from the next animation frame
-     * runs after that frame, and an idle callback waits out a burst of key presses (a held
-     * arrow key), so the lesson is drawn once for the burst, never holds up the first
-     * screen, and holds up a key press that comes while it is drawn by one view's frame at
-     * the most.
+     * Update the lesson's views once the first screen is complete and the page is idle,
+     * one view per frame: a message posted from the next animation frame runs after that
+     * frame, and an idle callback waits out a burst of key presses (a held arrow key), so
+     * the lesson is drawn once for the burst, never holds up the first screen, and holds
+     * up a key press that comes while it is drawn by one view's frame at the most.
      */
     scheduleLesson() {
       if (this.lessonScheduled) {
@@ -478,10 +479,6 @@
     render(parts) {
       const m = this.models;
       const { n, d_k: d, view } = this.state;
-      // First: the legends measure themselves as their labels change (renderHistogram).
-      if (parts.has(PART.histograms)) {
-        this.renderHistograms();
-      }
       if (parts.has(PART.scores) || parts.has(PART.view)) {
         this.renderView(view);
       }
@@ -586,11 +583,35 @@
         this.compute(parts);
         this.render(parts);
       }
-      this.updates += 1;
-      this.scheduleLesson();
+      this.finishFirstScreen(parts.has(PART.histograms));
       this.whenIdle(() => {
         this.describeSliders();
         this.writeUrl();
+      });
+    }
+
+    /**
+     * Draw the histograms, when they changed, in the frame after the one that shows the
+     * new heatmap: painting the three figures in one frame takes about twice as long as
+     * the heatmap alone. The lesson follows once the first screen is complete; `updates`
+     * counts completed first screens. A change that comes before the histograms are drawn
+     * is drawn with them.
+     */
+    finishFirstScreen(histogramsChanged) {
+      if (this.histogramsScheduled) {
+        return;
+      }
+      if (!histogramsChanged) {
+        this.updates += 1;
+        this.scheduleLesson();
+        return;
+      }
+      this.histogramsScheduled = true;
+      afterFrame(() => {
+        this.histogramsScheduled = false;
+        this.renderHistograms();
+        this.updates += 1;
+        this.scheduleLesson();
       });
     }
 
@@ -819,6 +840,7 @@
       const everything = new Set(Object.keys(INPUTS));
       this.compute(everything);
       this.render(everything);
+      this.renderHistograms();
       this.renderLesson();
       this.describeSliders();
       this.writeUrl();
@@ -876,6 +898,8 @@
         uniform_entropy: weights.uniformEntropy,
         uniform_max_weight: weights.uniformMaxWeight,
         lesson_updates: page.lessonUpdates,
+        // The histograms of the last d_k move are still to be drawn (finishFirstScreen).
+        histograms_pending: page.histogramsScheduled,
       };
     },
   };

@@ -218,6 +218,22 @@ def test_histograms_match_the_servers_for_each_d_k(open_export) -> None:
     assert d_k == 512
 
 
+def test_histograms_drawn_after_the_heatmap_show_the_last_of_quick_moves(open_export) -> None:
+    # The histograms follow a frame after the heatmap; moves in between are drawn with them.
+    opened = open_export("?d_k=4")
+    slider = opened.page.get_by_role("slider", name=LABEL["d_k"], exact=True)
+    count = opened.updates()
+    for key in ("ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft"):
+        slider.press(key)
+    opened.wait_for_update_after(count)
+    assert opened.snapshot()["state"]["d_k"] == 6
+    raw, _ = dot_product_histograms(6, SEED)
+    bars = opened.model("raw_histogram", "Array.from(m.renderers[0].data_source.data.top)")
+    np.testing.assert_array_equal(bars, raw.density)
+    assert opened.model("raw_histogram", "m.title.text").startswith("Raw q·k at d_k = 6:")
+    assert assert_weights_match_core(opened)["d_k"] == 6
+
+
 def test_url_parameters_set_the_state(open_export) -> None:
     opened = open_export("?d_k=256&temperature=0.33&n=100&scaled=false&view=scaled&causal=true")
     state = assert_weights_match_core(opened)
