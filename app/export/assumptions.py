@@ -20,8 +20,8 @@ from app.data_out import (
     MATRIX_NAME_CONTROLS,
 )
 from app.export.lesson import markdown_html
-from app.lesson import ASSUMPTIONS_TITLE
 from app.export.widgets import OFFLINE_CONTROLS, section_controls
+from app.lesson import ASSUMPTIONS_TITLE
 from app.model import SimulationModel
 from app.views.assumptions import EXPLANATION, SECTION_CSS, assumptions_html
 from app.views.heatmap import MASK_LABEL, OVERFLOW_COLOUR, OVERFLOW_LABEL

@@ -108,6 +108,70 @@
     arrangeControls();
   }
 
+  /** Most memory the raw scores of the d_k positions no one asked for may take (every
+   * position's take 4 MiB at the default n_max = 128): a page within it builds them all
+   * ahead. */
+  const AHEAD_BYTES = 32 * 2 ** 20;
+  /** Idle time left for the browser after a step of building ahead: a step takes up to
+   * about 2 ms (the 81 dimensions between the last two default positions). */
+  const AHEAD_SLACK_MS = 3;
+
+  /**
+   * Run `work(deadline)` in idle periods until it returns false. Without
+   * requestIdleCallback (Safari), on timer ticks that each allow about one step.
+   */
+  function inIdleTime(work) {
+    if (typeof root.requestIdleCallback === "function") {
+      const run = (deadline) => {
+        if (work(deadline)) {
+          root.requestIdleCallback(run);
+        }
+      };
+      root.requestIdleCallback(run);
+      return;
+    }
+    const run = () => {
+      const end = performance.now() + AHEAD_SLACK_MS + 1;
+      if (work({ timeRemaining: () => Math.max(0, end - performance.now()) })) {
+        root.setTimeout(run, 20);
+      }
+    };
+    root.setTimeout(run, 20);
+  }
+
+  /**
+   * Run `task` once the next animation frame is on screen: a message posted from the
+   * frame's callbacks runs after the browser has painted that frame.
+   */
+  function afterFrame(task) {
+    root.requestAnimationFrame(() => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => task();
+      channel.port2.postMessage(null);
+    });
+  }
+
+  /** Run `task` when the page is idle, or after `timeout` ms at the latest. */
+  function onIdle(task, timeout) {
+    if (typeof root.requestIdleCallback === "function") {
+      root.requestIdleCallback(task, { timeout });
+    } else {
+      root.setTimeout(task, 0);
+    }
+  }
+
+  /**
+   * The lesson's views in the order they redraw: the name `drawn` and lessonKeys know
+   * each by, and the method that draws it.
+   */
+  const LESSON_VIEWS = [
+    ["collapse", "renderCollapse"],
+    ["training", "renderTraining"],
+    ["row", "renderRow"],
+    ["output", "renderOutput"],
+    ["assumptions", "renderAssumptions"],
+  ];
+
   function ndarray(values, n, columns = n) {
     return root.Bokeh.require("core/util/ndarray").ndarray(values, { shape: [n, columns] });
   }
@@ -182,7 +246,16 @@
       this.q = Float64Array.from(K.float32FromBase64(DATA.q));
       this.k = Float64Array.from(K.float32FromBase64(DATA.k));
       this.dot = K.float32FromBase64(DATA.dot);
-      this.raw = new Map();
+      this.raw = new K.RawScoreSteps(
+        this.q,
+        this.k,
+        DATA.d_max,
+        DATA.n_max,
+        DATA.d_values,
+        AHEAD_BYTES,
+      );
+      /** The raw and scaled histogram frames, by d_k: they depend on nothing else. */
+      this.histograms = new Map();
       this.state = {
         ...Object.fromEntries(CONTROLS.map((control) => [control.name, control.default])),
         ...CONFIG.limits.fixed,
@@ -201,44 +274,63 @@
       this.drawn = {};
       this.lessonScheduled = false;
       this.lessonUpdates = 0;
+      /** The histograms wait for the frame after the heatmap's (finishFirstScreen). */
+      this.histogramsScheduled = false;
     }
 
     /**
-     * Update the lesson's views once the frame that shows the new heatmap is on screen and
-     * the page is idle: a message posted from the next animation frame runs after that
+     * Update the lesson's views once the first screen is complete and the page is idle,
+     * one view per frame: a message posted from the next animation frame runs after that
      * frame, and an idle callback waits out a burst of key presses (a held arrow key), so
-     * the lesson is drawn once for the burst and never holds up the first screen.
+     * the lesson is drawn once for the burst, never holds up the first screen, and holds
+     * up a key press that comes while it is drawn by one view's frame at the most.
      */
     scheduleLesson() {
       if (this.lessonScheduled) {
         return;
       }
       this.lessonScheduled = true;
-      const run = () => {
+      const later = () => afterFrame(() => onIdle(step, 250));
+      const step = () => {
+        const keys = this.lessonKeys();
+        const stale = LESSON_VIEWS.filter(([name]) => this.drawn[name] !== keys[name]);
+        if (stale.length > 0) {
+          this[stale[0][1]]();
+        }
+        if (stale.length > 1) {
+          later();
+          return;
+        }
         this.lessonScheduled = false;
-        this.renderLesson();
+        this.lessonDrawn();
       };
-      root.requestAnimationFrame(() => {
-        const channel = new MessageChannel();
-        channel.port1.onmessage = () => {
-          if (typeof root.requestIdleCallback === "function") {
-            root.requestIdleCallback(run, { timeout: 250 });
-          } else {
-            root.setTimeout(run, 0);
-          }
-        };
-        channel.port2.postMessage(null);
-      });
+      later();
     }
 
     /** Redraw each lesson view whose inputs changed since it was last drawn. */
     renderLesson() {
-      this.renderCollapse();
-      this.renderRow();
-      this.renderOutput();
-      this.renderAssumptions();
-      this.renderTraining();
+      for (const [, render] of LESSON_VIEWS) {
+        this[render]();
+      }
+      this.lessonDrawn();
+    }
+
+    /** The lesson's views all show the current state. */
+    lessonDrawn() {
       this.lessonUpdates += 1;
+    }
+
+    /** What each lesson view would show now, by its name in `drawn` (see LESSON_VIEWS). */
+    lessonKeys() {
+      const { d_k: d, scaled, temperature } = this.state;
+      const t = L.curveTemperature(CONFIG.collapse, temperature);
+      return {
+        collapse: `${d} ${scaled} ${t}`,
+        training: String(L.trainingIndex(DATA.d_values, d)),
+        row: `${this.frameKey()} ${this.state[ROW]}`,
+        output: this.frameKey(),
+        assumptions: this.frameKey(),
+      };
     }
 
     /** What the first screen last computed from: the lesson's views redraw when it moved. */
@@ -255,7 +347,7 @@
 
     /** app.views.assumptions.AssumptionsView.update: the section's readouts. */
     renderAssumptions() {
-      const key = this.frameKey();
+      const key = this.lessonKeys().assumptions;
       if (this.drawn.assumptions === key) {
         return;
       }
@@ -280,7 +372,14 @@
         which === "matrix"
           ? [
               A.matrixFilename(this.state, csv),
-              A.matrixCsv(csv.matrix_columns, n, causal, scores.rawImage, scores.scaledImage, weights.weightsImage),
+              A.matrixCsv(
+                csv.matrix_columns,
+                n,
+                causal,
+                scores.rawImage,
+                scores.scaledImage,
+                weights.weightsImage,
+              ),
             ]
           : [A.histogramFilename(this.state, csv), A.histogramCsv(csv.histogram_columns, raw, scaled)];
       const link = document.createElement("a");
@@ -295,7 +394,7 @@
     /** app.views.row_compare.RowCompareView._show, and the heatmap's dashed outline. */
     renderRow() {
       const { d_k: d, n, causal, temperature } = this.state;
-      const key = `${this.frameKey()} ${this.state[ROW]}`;
+      const key = this.lessonKeys().row;
       if (this.drawn.row === key) {
         return;
       }
@@ -319,7 +418,7 @@
 
     /** app.views.output.OutputView._show: V and weights·V for the current weights. */
     renderOutput() {
-      const key = this.frameKey();
+      const key = this.lessonKeys().output;
       if (this.drawn.output === key) {
         return;
       }
@@ -374,12 +473,12 @@
         m.collapse_unscaled.data = unscaledCurve;
         this.drawn.collapseCurves = t;
       }
-      const marker = `${d} ${scaled} ${t}`;
-      if (this.drawn.collapseMarker !== marker) {
+      const marker = this.lessonKeys().collapse;
+      if (this.drawn.collapse !== marker) {
         m.collapse_marker.data = L.collapseMarker(spec, this.collapseTable, t, d, scaled);
         const caption = document.querySelector("#sdpa-collapse-caption .collapse-caption");
         caption.textContent = L.collapseCaption(spec, d, scaled, spec.temperatures[t]);
-        this.drawn.collapseMarker = marker;
+        this.drawn.collapse = marker;
       }
     }
 
@@ -388,11 +487,12 @@
      * grid d_k the served view shows at this d_k, that d_k marked, the note under them.
      */
     renderTraining() {
-      const spec = CONFIG.training;
-      const index = L.trainingIndex(DATA.d_values, this.state.d_k);
-      if (this.drawn.trainingNote === index) {
+      const key = this.lessonKeys().training;
+      if (this.drawn.training === key) {
         return;
       }
+      const spec = CONFIG.training;
+      const index = Number(key);
       const m = this.models;
       const shown = spec.shown[index];
       if (this.drawn.trainingBands !== shown) {
@@ -404,29 +504,12 @@
       }
       // Markup computed by app.views.training_grid.grid_note from numbers, at export time.
       document.getElementById("sdpa-training-note").innerHTML = spec.notes[index];
-      this.drawn.trainingNote = index;
+      this.drawn.training = key;
     }
 
-    /**
-     * Raw scores of all n_max tokens over the first d dimensions, cached per d_k. A new
-     * d_k starts from the largest cached smaller one and adds only the missing dimensions.
-     */
+    /** Raw scores of all n_max tokens over the first d dimensions (d a slider position). */
     rawScores(d) {
-      const cached = this.raw.get(d);
-      if (cached) {
-        return cached;
-      }
-      let from = 0;
-      for (const known of this.raw.keys()) {
-        if (known < d && known > from) {
-          from = known;
-        }
-      }
-      const size = DATA.n_max;
-      const out = from ? Float64Array.from(this.raw.get(from)) : new Float64Array(size * size);
-      K.addDotProducts(out, this.q, this.k, DATA.d_max, size, from, d);
-      this.raw.set(d, out);
-      return out;
+      return this.raw.at(DATA.d_values.indexOf(d));
     }
 
     /**
@@ -451,6 +534,69 @@
       return this.dot.subarray(row * DATA.pairs, (row + 1) * DATA.pairs);
     }
 
+    /** The raw and the scaled histogram frames at d_k = d for q and k of stds σ_q, σ_k. */
+    histogramFrames(d, sigmaQ = 1, sigmaK = 1) {
+      // The lesson's law is kept for every d_k; another law for the last d_k and σ only.
+      const lesson = sigmaQ === 1 && sigmaK === 1;
+      const key = `${d} ${sigmaQ} ${sigmaK}`;
+      let frames = lesson ? this.histograms.get(d) : this.lawHistograms?.[key];
+      if (!frames) {
+        const { bins, half_width: halfWidth, curve_points: points } = CONFIG.histogram;
+        const factor = sigmaQ * sigmaK;
+        const pooled = this.dotProducts(d);
+        const values = factor === 1 ? pooled : A.scaleDotProducts(pooled, factor);
+        const variance = A.dotProductMoments(d, sigmaQ, sigmaK)[1];
+        frames = {
+          raw: K.histogramFrame(values, variance, bins, halfWidth, points),
+          scaled: K.histogramFrame(
+            K.scaleFloat32(values, d),
+            variance / d,
+            bins,
+            halfWidth,
+            points,
+          ),
+        };
+        if (lesson) {
+          this.histograms.set(d, frames);
+        } else {
+          this.lawHistograms = { [key]: frames };
+        }
+      }
+      return frames;
+    }
+
+    /**
+     * Build every d_k position's raw scores and histograms while the page is idle, a step
+     * of a few milliseconds at a time, so that a d_k move finds them ready, as a
+     * temperature move does. The raw scores only within AHEAD_BYTES: a page exported with
+     * a large n_max builds a position's when it is first shown, as before.
+     */
+    buildAhead() {
+      const positions = DATA.d_values;
+      const matrixBytes = DATA.n_max * DATA.n_max * Float64Array.BYTES_PER_ELEMENT;
+      const rawAhead = positions.length * matrixBytes <= AHEAD_BYTES;
+      let next = 0;
+      const step = () => {
+        if (rawAhead && this.raw.step()) {
+          return true;
+        }
+        if (next < positions.length) {
+          this.histogramFrames(positions[next]);
+          next += 1;
+          return true;
+        }
+        return false;
+      };
+      inIdleTime((idle) => {
+        while (idle.timeRemaining() > AHEAD_SLACK_MS) {
+          if (!step()) {
+            return false;
+          }
+        }
+        return true;
+      });
+    }
+
     compute(parts) {
       const { d_k: d, n, causal, scaled, temperature } = this.state;
       const raw = this.scoresFor(d);
@@ -472,14 +618,8 @@
         );
       }
       if (parts.has(PART.histograms)) {
-        const { bins, half_width: halfWidth, curve_points: points } = CONFIG.histogram;
-        const factor = A.lawFactor(this.state);
-        const pooled = this.dotProducts(d);
-        const values = factor === 1 ? pooled : A.scaleDotProducts(pooled, factor);
-        const variance = A.dotProductMoments(d, this.state.sigma_q, this.state.sigma_k)[1];
-        this.frames.raw = K.histogramFrame(values, variance, bins, halfWidth, points);
-        const scaledValues = K.scaleFloat32(values, d);
-        this.frames.scaled = K.histogramFrame(scaledValues, variance / d, bins, halfWidth, points);
+        const { sigma_q: sigmaQ, sigma_k: sigmaK } = this.state;
+        Object.assign(this.frames, this.histogramFrames(d, sigmaQ, sigmaK));
       }
     }
 
@@ -513,16 +653,9 @@
       if (parts.has(PART.weights) || parts.has(PART.view)) {
         this.renderOverflow(n, view);
       }
-      const lessonLaw = this.lessonLaw();
-      if (parts.has(PART.histograms)) {
-        // The raw and the scaled histogram: frames, models and words by the same name.
-        const { raw, scaled } = this.frames;
-        for (const [which, words] of Object.entries(T.histogramTitles(d, raw, scaled, lessonLaw))) {
-          this.renderHistogram(which, this.frames[which], words.title, words.curve);
-        }
-      }
       if (parts.has(PART.weights) || parts.has(PART.histograms)) {
         const { raw, scaled, weights } = this.frames;
+        const lessonLaw = this.lessonLaw();
         // Markup built from numbers and fixed words only (text.js), never from the URL; the
         // thresholds are the config's (app.controls_spec).
         this.readouts.innerHTML = T.readoutsHtml(d, raw, scaled, weights, CONFIG, lessonLaw);
@@ -572,13 +705,23 @@
       const heatmap = CONFIG.heatmap;
       m.heatmap_title.text = heatmap.titles[view];
       m.colour_bar.title = heatmap.colour_bar_titles[view];
-      if (view === "weights") {
-        m.mapper.setv({ palette: heatmap.weights_palette, low: 0.0, high: 1.0 });
-        return;
+      let colours = { palette: heatmap.weights_palette, low: 0.0, high: 1.0 };
+      if (view !== "weights") {
+        const { rawLimit, scaledLimit } = this.frames.scores;
+        const limit = Math.max(view === "raw" ? rawLimit : scaledLimit, 1e-9);
+        colours = { palette: heatmap.scores_palette, low: -limit, high: limit };
       }
-      const { rawLimit, scaledLimit } = this.frames.scores;
-      const limit = Math.max(view === "raw" ? rawLimit : scaledLimit, 1e-9);
-      m.mapper.setv({ palette: heatmap.scores_palette, low: -limit, high: limit });
+      m.mapper.setv(colours);
+      m.colour_bar_mapper.setv(colours);
+    }
+
+    /** The raw and the scaled histogram: frames, models and words by the same name. */
+    renderHistograms() {
+      const { raw, scaled } = this.frames;
+      const titles = T.histogramTitles(this.state.d_k, raw, scaled, this.lessonLaw());
+      for (const [which, words] of Object.entries(titles)) {
+        this.renderHistogram(which, this.frames[which], words.title, words.curve);
+      }
     }
 
     /** app.views.histogram's show: bars, curve, ranges, title and curve label, in place. */
@@ -588,16 +731,18 @@
       const bars = m[`${which}_bars`];
       const curve = m[`${which}_curve`];
       const curveItem = m[`${which}_curve_item`];
+      // A new label object re-lays the legend out even when its text is the same. First,
+      // while the page's layout is still clean: the legend measures itself at once, which
+      // after the changes below would make the browser lay the page out there and then.
+      if (curveItem.label?.value !== curveLabel) {
+        curveItem.label = { value: curveLabel };
+      }
       bars.data = { left: frame.left, right: frame.right, top: frame.density };
       curve.data = { x: frame.curveX, y: frame.curveY };
       figure.x_range.setv({ start: frame.left[0], end: frame.right[frame.right.length - 1] });
       const top = Math.max(Math.max(...frame.density), Math.max(...frame.curveY));
       figure.y_range.setv({ start: 0, end: CONFIG.histogram.headroom * top });
       figure.title.text = title;
-      // A new label object re-lays the legend out even when its text is the same.
-      if (curveItem.label?.value !== curveLabel) {
-        curveItem.label = { value: curveLabel };
-      }
     }
 
     /** Apply `changes` to the state and redraw what depends on them. */
@@ -615,11 +760,35 @@
         this.compute(parts);
         this.render(parts);
       }
-      this.updates += 1;
-      this.scheduleLesson();
+      this.finishFirstScreen(parts.has(PART.histograms));
       this.whenIdle(() => {
         this.describeSliders();
         this.writeUrl();
+      });
+    }
+
+    /**
+     * Draw the histograms, when they changed, in the frame after the one that shows the
+     * new heatmap: painting the three figures in one frame takes about twice as long as
+     * the heatmap alone. The lesson follows once the first screen is complete; `updates`
+     * counts completed first screens. A change that comes before the histograms are drawn
+     * is drawn with them.
+     */
+    finishFirstScreen(histogramsChanged) {
+      if (this.histogramsScheduled) {
+        return;
+      }
+      if (!histogramsChanged) {
+        this.updates += 1;
+        this.scheduleLesson();
+        return;
+      }
+      this.histogramsScheduled = true;
+      afterFrame(() => {
+        this.histogramsScheduled = false;
+        this.renderHistograms();
+        this.updates += 1;
+        this.scheduleLesson();
       });
     }
 
@@ -853,10 +1022,12 @@
       const everything = new Set(Object.keys(INPUTS));
       this.compute(everything);
       this.render(everything);
+      this.renderHistograms();
       this.renderLesson();
       this.describeSliders();
       this.writeUrl();
       this.updates += 1;
+      this.buildAhead();
     }
   }
 
@@ -909,6 +1080,8 @@
         uniform_entropy: weights.uniformEntropy,
         uniform_max_weight: weights.uniformMaxWeight,
         lesson_updates: page.lessonUpdates,
+        // The histograms of the last d_k move are still to be drawn (finishFirstScreen).
+        histograms_pending: page.histogramsScheduled,
         non_finite: weights.report.nonFinite,
         max_abs_error: weights.report.maxAbsError,
         max_logit: weights.maxLogit,

@@ -63,6 +63,74 @@
   }
 
   /**
+   * The raw scores (n×n) at each d_k of an increasing grid, each position's built from the
+   * one before it by adding only its new dimensions. Always built along that chain, a
+   * position's numbers are the same whichever d_k asked for them first, and a page can
+   * build the positions ahead, one `step()` at a time, while it is idle.
+   *
+   * A position asked for is kept; the ones built on the way to it only while they fit in
+   * `budgetBytes` (a page exported with a large n could not keep them all).
+   */
+  class RawScoreSteps {
+    constructor(q, k, stride, n, dValues, budgetBytes = Infinity) {
+      Object.assign(this, { q, k, stride, n, dValues });
+      this.matrices = new Map();
+      this.spare = Math.floor(budgetBytes / (n * n * Float64Array.BYTES_PER_ELEMENT));
+    }
+
+    /** The raw scores at d_k = dValues[index]. */
+    at(index) {
+      const known = this.matrices.get(index);
+      if (known) {
+        return known;
+      }
+      let from = -1;
+      for (const built of this.matrices.keys()) {
+        if (built < index && built > from) {
+          from = built;
+        }
+      }
+      const { q, k, stride, n, dValues } = this;
+      let out = from < 0 ? new Float64Array(n * n) : Float64Array.from(this.matrices.get(from));
+      for (let position = from + 1; position <= index; position++) {
+        const low = position ? dValues[position - 1] : 0;
+        addDotProducts(out, q, k, stride, n, low, dValues[position]);
+        if (position < index && this.matrices.size < this.spare) {
+          this.matrices.set(position, out);
+          out = Float64Array.from(out);
+        }
+      }
+      this.matrices.set(index, out);
+      return out;
+    }
+
+    /** Build the lowest position not built yet; false once all are. */
+    step() {
+      for (let index = 0; index < this.dValues.length; index++) {
+        if (!this.matrices.has(index)) {
+          this.at(index);
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  /**
+   * The raw scores at every position of `dValues` as RawScoreSteps gives them when asked
+   * for the last position first (so it builds the others on the way, or again when they do
+   * not fit in `budgetBytes`).
+   */
+  function rawScoresAtPositions(q, k, stride, n, dValues, budgetBytes = Infinity) {
+    const steps = new RawScoreSteps(q, k, stride, n, dValues, budgetBytes);
+    const matrices = [];
+    for (let index = dValues.length - 1; index >= 0; index--) {
+      matrices[index] = steps.at(index);
+    }
+    return matrices;
+  }
+
+  /**
    * The logits attention's softmax sees: raw × factor, -Infinity where the causal mask hides
    * a key (key j > query i). `raw` may be a larger matrix: its top-left n×n block is read
    * with `stride` columns per row.
@@ -308,6 +376,8 @@
     float64FromBase64,
     addDotProducts,
     rawScores,
+    RawScoreSteps,
+    rawScoresAtPositions,
     logits,
     softmaxRows,
     maxWeight,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from bokeh.layouts import column
-from bokeh.models import Div, HoverTool, Model, Range1d
+from bokeh.models import Div, HoverTool, LinearColorMapper, Model, Range1d
 
 from app.layout import HEATMAP_ASPECT, HISTOGRAM_HEIGHT
 from app.model import SimulationModel
@@ -126,6 +126,16 @@ def build_views(model: SimulationModel) -> PageViews:
         name="heatmap_title",
     )
     heatmap.figure.title.text = ""
+    # BokehJS lays the whole figure out again whenever the colour bar's mapper maps an
+    # image, so on every move; a mapper of its own, moved with the image's, changes only
+    # when the colours' range or palette does.
+    image_mapper = heatmap.mapper
+    heatmap.colour_bar.color_mapper = LinearColorMapper(
+        palette=image_mapper.palette,
+        low=image_mapper.low,
+        high=image_mapper.high,
+        nan_color=image_mapper.nan_color,
+    )
     # The figures scale with their column, as on the served page, so the heatmap and the
     # raw histogram fit one screen from a phone to a wide window.
     heatmap.figure.update(sizing_mode="scale_width", aspect_ratio=HEATMAP_ASPECT)
@@ -139,6 +149,7 @@ def build_views(model: SimulationModel) -> PageViews:
         "heatmap": heatmap.figure,
         "heatmap_title": heatmap_title,
         "colour_bar": heatmap.colour_bar,
+        "colour_bar_mapper": heatmap.colour_bar.color_mapper,
         "notice": notice,
         "scene": scene,
         # The dashed outline of the query the row comparison shows (lesson.js moves it).

@@ -44,8 +44,13 @@ class OfflinePage:
         return self.page.evaluate("SdpaExport.snapshot().updates")
 
     def wait_for_update_after(self, count: int) -> None:
-        """Wait until the page has recomputed more than ``count`` times."""
-        self.page.wait_for_function("(n) => SdpaExport.snapshot().updates > n", arg=count)
+        """Wait until the page has recomputed more than ``count`` times and has drawn all
+        of its first screen (the histograms follow the heatmap by a frame)."""
+        self.page.wait_for_function(
+            "(n) => { const s = SdpaExport.snapshot(); "
+            "return s.updates > n && !s.histograms_pending; }",
+            arg=count,
+        )
 
     def snapshot(self) -> dict[str, Any]:
         """The page's state and readout numbers (``SdpaExport.snapshot()``)."""

@@ -131,8 +131,19 @@ def test_keyboard_moves_every_control_and_the_weights_follow_the_core(open_expor
 
 
 def mapper_range(opened: OfflinePage) -> list[float]:
-    """The heatmap colour mapper's [low, high]."""
-    return opened.model("heatmap_image", "[m.glyph.color_mapper.low, m.glyph.color_mapper.high]")
+    """The heatmap colour mapper's [low, high], after checking the colour bar shows the same
+    range and palette (it has a mapper of its own, see app/export/views.py)."""
+    image, bar = opened.page.evaluate(
+        """() => {
+            const models = SdpaExport.page.models;
+            const image = Bokeh.documents[0].get_model_by_name("heatmap_image");
+            return [image.glyph.color_mapper, models.colour_bar.color_mapper].map(
+                (mapper) => [mapper.low, mapper.high, mapper.palette],
+            );
+        }"""
+    )
+    assert bar == image
+    return image[:2]
 
 
 def test_heatmap_views_switch_image_and_colour_range(open_export) -> None:
@@ -209,6 +220,22 @@ def test_histograms_match_the_servers_for_each_d_k(open_export) -> None:
         shown = opened.page.get_by_test_id("std-raw").locator(".value").inner_text()
         assert shown == f"{raw.std:.1f}"
     assert d_k == 512
+
+
+def test_histograms_drawn_after_the_heatmap_show_the_last_of_quick_moves(open_export) -> None:
+    # The histograms follow a frame after the heatmap; moves in between are drawn with them.
+    opened = open_export("?d_k=4")
+    slider = opened.page.get_by_role("slider", name=LABEL["d_k"], exact=True)
+    count = opened.updates()
+    for key in ("ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft"):
+        slider.press(key)
+    opened.wait_for_update_after(count)
+    assert opened.snapshot()["state"]["d_k"] == 6
+    raw, _ = dot_product_histograms(6, SEED)
+    bars = opened.model("raw_histogram", "Array.from(m.renderers[0].data_source.data.top)")
+    np.testing.assert_array_equal(bars, raw.density)
+    assert opened.model("raw_histogram", "m.title.text").startswith("Raw q·k at d_k = 6:")
+    assert assert_weights_match_core(opened)["d_k"] == 6
 
 
 def test_url_parameters_set_the_state(open_export) -> None:

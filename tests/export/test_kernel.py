@@ -67,6 +67,30 @@ def test_raw_scores_grow_dimension_by_dimension(js: Runner, data) -> None:
     np.testing.assert_allclose(grown.reshape(N_MAX, N_MAX), raw_from(data, N_MAX, 90), atol=TIGHT)
 
 
+def test_raw_scores_built_position_by_position_match_fresh_ones(js: Runner, data) -> None:
+    # The page builds every d_k position ahead, each from the one before it.
+    positions = [1, 2, 3, 7, 40, 64, 90, D_MAX]
+    q, k = data.q.ravel(), data.k.ravel()
+    built, rebuilt = js(
+        [
+            ("kernel", "rawScoresAtPositions", [q, k, D_MAX, N_MAX, positions]),
+            # No room to keep a position on the way: each is built again from the start.
+            ("kernel", "rawScoresAtPositions", [q, k, D_MAX, N_MAX, positions, 0]),
+        ]
+    )
+    fresh = js([("kernel", "rawScores", [q, k, D_MAX, N_MAX, d]) for d in positions])
+    assert len(built) == len(rebuilt) == len(positions)
+    for d, steps, again, once in zip(positions, built, rebuilt, fresh, strict=True):
+        np.testing.assert_array_equal(steps, again)
+        np.testing.assert_allclose(steps, once, rtol=0, atol=TIGHT)
+        np.testing.assert_allclose(
+            steps.reshape(N_MAX, N_MAX), raw_from(data, N_MAX, d), rtol=0, atol=TIGHT
+        )
+    # Each position is the previous one plus its new dimensions, exactly.
+    (grown,) = js([("kernel", "addDotProducts", [built[4].copy(), q, k, D_MAX, N_MAX, 40, 64])])
+    np.testing.assert_array_equal(built[5], grown)
+
+
 def test_softmax_rows_match_core(js: Runner) -> None:
     rng = np.random.default_rng(1)
     logits = rng.normal(scale=30.0, size=(6, 9))
