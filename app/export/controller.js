@@ -162,11 +162,12 @@
 
   /**
    * The lesson's views in the order they redraw: the name `drawn` and lessonKeys know
-   * each by, and the method that draws it.
+   * each by, the method that draws it and, for a view of the sections' document (drawn
+   * after the first screen), a model it cannot draw without.
    */
   const LESSON_VIEWS = [
     ["collapse", "renderCollapse"],
-    ["training", "renderTraining"],
+    ["training", "renderTraining", "training_scaled"],
     ["row", "renderRow"],
     ["output", "renderOutput"],
     ["assumptions", "renderAssumptions"],
@@ -293,7 +294,9 @@
       const later = () => afterFrame(() => onIdle(step, 250));
       const step = () => {
         const keys = this.lessonKeys();
-        const stale = LESSON_VIEWS.filter(([name]) => this.drawn[name] !== keys[name]);
+        const stale = LESSON_VIEWS.filter(
+          ([name, , needs]) => this.drawn[name] !== keys[name] && (!needs || needs in this.models),
+        );
         if (stale.length > 0) {
           this[stale[0][1]]();
         }
@@ -309,8 +312,10 @@
 
     /** Redraw each lesson view whose inputs changed since it was last drawn. */
     renderLesson() {
-      for (const [, render] of LESSON_VIEWS) {
-        this[render]();
+      for (const [, render, needs] of LESSON_VIEWS) {
+        if (!needs || needs in this.models) {
+          this[render]();
+        }
       }
       this.lessonDrawn();
     }
@@ -818,7 +823,10 @@
     syncWidgets() {
       for (const control of CONTROLS) {
         const widget = this.widgets[control.name];
-        WIDGETS[control.widget].show(widget, control, this.state[control.name]);
+        // The closed sections' widgets come with their document (attachSections).
+        if (widget) {
+          WIDGETS[control.widget].show(widget, control, this.state[control.name]);
+        }
       }
     }
 
@@ -848,7 +856,7 @@
         return;
       }
       for (const { name, label } of SLIDERS) {
-        const view = views.find_one(this.widgets[name]);
+        const view = this.widgets[name] && views.find_one(this.widgets[name]);
         const handle = view?.shadow_el?.querySelector(".noUi-handle");
         if (handle) {
           handle.setAttribute("aria-label", label);
@@ -1028,7 +1036,32 @@
       this.writeUrl();
       this.updates += 1;
       this.buildAhead();
+      afterFrame(() => onIdle(drawSections, 500));
     }
+
+    /**
+     * The closed sections' document is drawn: take its models and widgets, put the widgets
+     * where the state is and draw its views.
+     */
+    attachSections(models, widgets) {
+      Object.assign(this.models, models);
+      Object.assign(this.widgets, widgets);
+      this.syncWidgets();
+      this.describeSliders();
+      this.sectionsReady = true;
+      this.scheduleLesson();
+    }
+  }
+
+  /**
+   * Draw the closed sections' document (built by app/export/page.py beside the first one),
+   * as BokehJS's own page script draws the first: its ready callback calls startSections.
+   */
+  function drawSections() {
+    const { docs_json: docs, render_items: items } = JSON.parse(
+      document.getElementById("sdpa-sections").textContent,
+    );
+    root.Bokeh.embed.embed_items(docs, items);
   }
 
   const api = {
@@ -1041,6 +1074,10 @@
     start(models, widgets) {
       api.page = new ExportPage(models, widgets);
       api.page.start();
+    },
+    /** Called by the closed sections' document once drawn, as start is by the first. */
+    startSections(models, widgets) {
+      api.page?.attachSections(models, widgets);
     },
     onWidget(name, model) {
       api.page?.onWidget(name, model);
@@ -1082,6 +1119,8 @@
         lesson_updates: page.lessonUpdates,
         // The histograms of the last d_k move are still to be drawn (finishFirstScreen).
         histograms_pending: page.histogramsScheduled,
+        // The closed sections' document is drawn and its widgets follow the state.
+        sections_ready: Boolean(page.sectionsReady),
         non_finite: weights.report.nonFinite,
         max_abs_error: weights.report.maxAbsError,
         max_logit: weights.maxLogit,

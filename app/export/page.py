@@ -10,8 +10,11 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
+from bokeh.core.json_encoder import serialize_json
 from bokeh.document import Document
 from bokeh.embed.bundle import Bundle, bundle_for_objs_and_resources
 from bokeh.embed.elements import html_page_for_render_items
@@ -225,17 +228,44 @@ def intro_html(text: str = INTRO) -> str:
     return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(text, quote=False))
 
 
-def _start_callback(models: dict[str, Model], widgets: dict[str, Widget]) -> CustomJS:
-    """The document's ready callback: hands the page's script its models and its widgets
-    (by control name; as arguments they take a prefix, apart from the models' names)."""
+def _ready_callback(
+    function: str, models: dict[str, Model], widgets: dict[str, Widget]
+) -> CustomJS:
+    """A document's ready callback: hands the page script's ``function`` the document's
+    models and widgets (by control name; as arguments they take a prefix, apart from the
+    models' names)."""
     args = {**models, **{f"widget_{name}": widget for name, widget in widgets.items()}}
     views = ", ".join(models)
     controls = ", ".join(f"{name}: widget_{name}" for name in widgets)
-    return CustomJS(args=args, code=f"SdpaExport.start({{{views}}}, {{{controls}}});")
+    return CustomJS(args=args, code=f"SdpaExport.{function}({{{views}}}, {{{controls}}});")
 
 
-def build_document(data: ExportData) -> tuple[Document, dict, dict]:
-    """The page's Bokeh document (named roots for the template), its JavaScript config and
+@dataclass(frozen=True)
+class PageDocuments:
+    """The page's two Bokeh documents. ``first`` holds everything the page shows as it
+    opens and is drawn as it loads; ``sections`` holds the closed lesson sections' figures
+    and controls, drawn once the first screen is on it (BokehJS builds every root's views,
+    shown or not: drawing them later keeps them out of the first paint)."""
+
+    first: Document
+    sections: Document
+
+    def get_model_by_name(self, name: str) -> Model | None:
+        """The model called ``name`` in either document."""
+        return self.first.get_model_by_name(name) or self.sections.get_model_by_name(name)
+
+
+def _document(roots: Iterable[Model], ready: CustomJS) -> Document:
+    document = Document(title=TITLE)
+    # The template places each root by its name (page.html.jinja).
+    for root in roots:
+        document.add_root(root)
+    document.js_on_event("document_ready", ready)
+    return document
+
+
+def build_document(data: ExportData) -> tuple[PageDocuments, dict, dict]:
+    """The page's Bokeh documents (named roots for the template), its JavaScript config and
     its first markup outside Bokeh by template variable (the readouts, the lesson's)."""
     state = initial_state(data)
     model = SimulationModel(state)
@@ -243,40 +273,46 @@ def build_document(data: ExportData) -> tuple[Document, dict, dict]:
     lesson = build_lesson(model, views.models["heatmap"])
     training = build_training(model, default_grid())
     widgets = build_widgets(state.param.values(), slider_grids(data))
-    document = Document(title=TITLE)
-    # The template places each root by its name (page.html.jinja).
-    roots = (
-        *control_roots(widgets).values(),
-        preset_root(state.preset),
-        *views.roots.values(),
-        *lesson.roots.values(),
-        *training.roots.values(),
+    roots = control_roots(widgets)
+    preset = preset_root(state.preset)
+    first_widgets = {name: w for name, w in widgets.items() if name not in SECTION_CONTROLS}
+    first = _document(
+        (
+            *(roots[name] for name in first_widgets),
+            preset,
+            *views.roots.values(),
+            *lesson.roots.values(),
+        ),
+        _ready_callback(
+            "start",
+            {**views.models, **lesson.models, "preset_select": preset.children[0]},
+            first_widgets,
+        ),
     )
-    for root in roots:
-        document.add_root(root)
-    models = {
-        **views.models,
-        **lesson.models,
-        **training.models,
-        "preset_select": document.get_model_by_name("preset_select"),
-    }
-    document.js_on_event("document_ready", _start_callback(models, widgets))
+    sections = _document(
+        (*(roots[name] for name in SECTION_CONTROLS), *training.roots.values()),
+        _ready_callback(
+            "startSections",
+            training.models,
+            {name: widgets[name] for name in SECTION_CONTROLS},
+        ),
+    )
     config = page_config(data, state, curve_points=len(model.raw_histogram.curve_x))
     html = {"readouts": views.readouts, **lesson.html, **training.html, **section_html(model)}
     html["collapse_figures"] = lesson.collapse_figures
     html["training_figures"] = training.figures
     html["faq"] = lesson.faq
-    return document, config, html
+    return PageDocuments(first, sections), config, html
 
 
-def inline_bundle(document: Document) -> Bundle:
+def inline_bundle(documents: PageDocuments) -> Bundle:
     """BokehJS for ``document``, inline, without any external ``<script src>`` or stylesheet.
 
     Bokeh adds the external files that every imported extension declares (Panel's
     es-module-shims, for one, once Panel is imported), whether the document uses them or
     not; the page uses none, and must not try to fetch anything.
     """
-    bundle = bundle_for_objs_and_resources([document], INLINE)
+    bundle = bundle_for_objs_and_resources([documents.first, documents.sections], INLINE)
     return Bundle(js_raw=bundle.js_raw, css_raw=bundle.css_raw, hashes=bundle.hashes)
 
 
@@ -287,13 +323,15 @@ def _script_safe(text: str) -> str:
 
 def render_html(data: ExportData) -> str:
     """The complete, self-contained HTML page for ``data``: BokehJS, scripts and data inline."""
-    document, config, markup = build_document(data)
+    documents, config, markup = build_document(data)
     scripts = "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in SCRIPTS)
     if "</script" in scripts.lower():
         raise RuntimeError("an export script contains '</script', which would end it early")
-    docs_json, render_items = standalone_docs_json_and_render_items([document])
+    docs_json, render_items = standalone_docs_json_and_render_items([documents.first])
+    later_json, later_items = standalone_docs_json_and_render_items([documents.sections])
+    sections = {"docs_json": later_json, "render_items": [item.to_json() for item in later_items]}
     return html_page_for_render_items(
-        inline_bundle(document),
+        inline_bundle(documents),
         docs_json,
         render_items,
         title=TITLE,
@@ -309,6 +347,8 @@ def render_html(data: ExportData) -> str:
             "sdpa_readouts": markup["readouts"],
             "sdpa_lesson": markup,
             "sdpa_config": _script_safe(json.dumps(config, separators=(",", ":"))),
+            "sdpa_sections": _script_safe(serialize_json(sections)),
+            "section_roots": later_items[0].roots,
             "sdpa_scripts": scripts,
             "sdpa_title": html.escape(TITLE),
             "sdpa_intro": intro_html(),

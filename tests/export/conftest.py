@@ -13,7 +13,15 @@ from app.export import export_html
 
 from .js_harness import Runner, node_available, page_runner, run_node
 
-READY = "() => window.SdpaExport !== undefined && SdpaExport.snapshot() !== null"
+FIND_MODEL = "Bokeh.documents.map((d) => d.get_model_by_name(name)).find((m) => m)"
+"""JavaScript for the model called ``name`` in either of the page's documents (the first
+screen's, the closed sections')."""
+
+READY = (
+    "() => window.SdpaExport !== undefined && SdpaExport.snapshot() !== null"
+    " && SdpaExport.snapshot().sections_ready"
+)
+"""The page has started and drawn its closed sections' document too."""
 
 
 @pytest.fixture(scope="session")
@@ -71,8 +79,7 @@ class OfflinePage:
     def model(self, name: str, expression: str) -> Any:
         """Evaluate ``expression`` on the Bokeh model named ``name`` (bound to ``m``)."""
         return self.page.evaluate(
-            f"(name) => {{ const m = Bokeh.documents[0].get_model_by_name(name); "
-            f"return {expression}; }}",
+            f"(name) => {{ const m = {FIND_MODEL}; return {expression}; }}",
             name,
         )
 

@@ -13,8 +13,10 @@ import pytest
 
 import sdpa_core
 from app.export import MAX_BYTES, ExportTooLargeError, export_html
+from app.export.assumptions import SECTION_CONTROLS
 from app.export.data import build_export_data
 from app.export.page import PAGE_CONTROLS, build_document, initial_state, inline_bundle
+from app.export.widgets import root_name
 from app.views.heatmap import LEGEND_KEY_NAME
 
 
@@ -136,3 +138,17 @@ def test_readouts_start_as_the_servers(html: str) -> None:
 
     expected = readouts_html(SimulationModel(initial_state(build_export_data(128, 512, 0))))
     assert f'<div class="sdpa-readouts" id="sdpa-readouts">{expected}</div>' in html
+
+
+def test_the_closed_sections_are_a_document_of_their_own() -> None:
+    # BokehJS builds every root's views as the page loads, shown or not: the closed lesson
+    # sections' figures and controls are drawn after the first screen, from a second document.
+    documents, _, _ = build_document(build_export_data(16, 16, 0))
+    later = {root.name for root in documents.sections.roots}
+    first = {root.name for root in documents.first.roots}
+    assert not later & first
+    for name in SECTION_CONTROLS:
+        assert root_name(name) in later and documents.first.get_model_by_name(name) is None
+    assert {"training_loss", "training_accuracy"} <= later
+    assert documents.get_model_by_name("training_loss") is not None
+    assert documents.get_model_by_name("heatmap") is documents.first.get_model_by_name("heatmap")

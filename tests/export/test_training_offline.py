@@ -37,7 +37,7 @@ from app.views.training_grid import (
 from sdpa_core import describe_summary
 from sdpa_core.training import GRID_D_VALUES
 
-from .conftest import OfflinePage
+from .conftest import FIND_MODEL, OfflinePage
 from .js_harness import Runner
 from .test_lesson import LABEL, press, source_data
 
@@ -94,11 +94,11 @@ def test_lesson_js_draws_the_served_bands_from_the_table(node: Runner) -> None:
     assert off_steps == len(PAGE_D_VALUES) - 1
 
 
-FIGURE_WIDTH = """(name) => {
-    const model = Bokeh.documents[0].get_model_by_name(name);
+FIGURE_WIDTH = f"""(name) => {{
+    const model = {FIND_MODEL};
     const view = Bokeh.index.find_one(model);
     return view !== null && view.el.getBoundingClientRect().width > 200;
-}"""
+}}"""
 """Whether the named figure is drawn on the page at a readable width."""
 
 
