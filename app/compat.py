@@ -453,3 +453,42 @@ def rendered_model_internals_present() -> bool:
         and entry[0] is model
         and getattr(getattr(model, "data", None), "text", None) == "a"
     )
+
+
+# --- A second standalone document without the first one's model definitions ---------------
+
+CHECKED_BOKEH = ("3.9", "3.10")
+"""Bokeh minor versions whose standalone document JSON was read for the entry below."""
+
+
+def without_model_definitions(docs_json: dict[str, dict]) -> dict[str, dict]:
+    """``docs_json`` (from ``bokeh.embed.util.standalone_docs_json_and_render_items``) with
+    each document's data model definitions (``defs``) left out, for a document that a page
+    draws after another one of the same page: BokehJS registered the definitions when it
+    drew the first, and they are the same (every ``DataModel`` subclass this process
+    knows, Panel's included; their size is in docs/performance.md).
+
+    Bokeh internal used, checked against Bokeh 3.9 and 3.10: the ``defs`` key of a document's
+    JSON, which BokehJS reads as optional. Upstream issue: none found (Bokeh has no public
+    way to embed a second document without them).
+    ``tests/model/test_compat.py::test_standalone_documents_carry_their_definitions_under_defs``
+    fails loudly when it changes.
+    """
+    return {key: {k: v for k, v in doc.items() if k != "defs"} for key, doc in docs_json.items()}
+
+
+def model_definitions_key_present() -> bool:
+    """Whether a standalone document's JSON still carries its data model definitions, as a
+    list, under ``defs`` (what :func:`without_model_definitions` leaves out)."""
+    import bokeh
+    from bokeh.embed.util import standalone_docs_json_and_render_items
+    from bokeh.models import Div
+
+    release = Version(bokeh.__version__).release
+    if f"{release[0]}.{release[1]}" not in CHECKED_BOKEH:
+        return False
+    document = Document()
+    document.add_root(Div())
+    docs_json, _ = standalone_docs_json_and_render_items([document])
+    (doc,) = docs_json.values()
+    return isinstance(doc.get("defs"), list) and len(doc["defs"]) > 0 and "roots" in doc

@@ -11,7 +11,10 @@ step by step. The lesson follows, from the served page's own sources (``lesson.p
 ``lesson.js``): the FAQ, the collapse curves (precomputed by :mod:`sdpa_core` for every
 temperature of the slider), "Does the scale matter for learning?" (the default training
 grid, trained at export time: ``training.py``), one query scaled vs unscaled, the output
-weights·V beside V, the worked example and the quiz. It reads the served app's URL query
+weights·V beside V, the worked example, the quiz and "When the assumptions break"
+(σ_q, σ_k, the softmax's format and max subtraction, and the two CSV downloads:
+``assumptions.py``, ``assumptions.js``; the closed sections are a second Bokeh document,
+drawn once the first screen is painted). It reads the served app's URL query
 parameters with the served app's rules (``query.js``, from :func:`app.query.query_spec`),
 presets and ``controls=`` included, clamping bad values with a short plain-text notice,
 and keeps the link's other parameters in the URL as they came.
@@ -27,6 +30,8 @@ Limits, set by the 5 MB the file may weigh (defaults; ``--n-max``/``--d-max`` ch
   A link with another d_k goes to the nearest step, with a notice.
 * The seed is fixed when the file is exported (``--seed``); a link asking for another one
   keeps it, with a notice.
+* ρ and QK-norm stay with the server: their histograms would need the pooled q·q and k·k
+  for every d_k step too, 1.7 MB each in base64. A link asking for them gets a notice.
 * BokehJS itself takes 1.8 MB; the lesson's curves and values about 0.1 MB, and the
   training section's bands, notes and figures another 0.1 MB. The export refuses to write
   a file over 5,000,000 bytes.

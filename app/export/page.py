@@ -22,6 +22,7 @@ from bokeh.embed.util import standalone_docs_json_and_render_items
 from bokeh.models import CustomJS, Model, Widget
 from bokeh.resources import INLINE
 
+from app.compat import without_model_definitions
 from app.controls_spec import (
     CONTROL_BY_NAME,
     HISTOGRAMS,
@@ -329,7 +330,10 @@ def render_html(data: ExportData) -> str:
         raise RuntimeError("an export script contains '</script', which would end it early")
     docs_json, render_items = standalone_docs_json_and_render_items([documents.first])
     later_json, later_items = standalone_docs_json_and_render_items([documents.sections])
-    sections = {"docs_json": later_json, "render_items": [item.to_json() for item in later_items]}
+    sections = {
+        "docs_json": without_model_definitions(later_json),
+        "render_items": [item.to_json() for item in later_items],
+    }
     return html_page_for_render_items(
         inline_bundle(documents),
         docs_json,

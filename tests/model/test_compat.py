@@ -196,3 +196,12 @@ def test_writing_to_rendered_models_reaches_every_page_and_later_ones() -> None:
     compat.write_to_rendered_models(markup, "html", "<b>b</b>")
     later = markup.get_root(Document())
     assert [model.data.html for model in (*pages, later)] == ["<b>b</b>"] * 3
+
+
+def test_standalone_documents_carry_their_definitions_under_defs() -> None:
+    assert compat.model_definitions_key_present(), (
+        "Bokeh's standalone document JSON changed: app/compat.py's without_model_definitions "
+        "(the offline page's second document) must be checked against this Bokeh"
+    )
+    docs = {"a": {"roots": [1], "defs": [2], "title": "t"}}
+    assert compat.without_model_definitions(docs) == {"a": {"roots": [1], "title": "t"}}
