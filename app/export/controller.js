@@ -293,12 +293,9 @@
       this.lessonScheduled = true;
       const later = () => afterFrame(() => onIdle(step, 250));
       const step = () => {
-        const keys = this.lessonKeys();
-        const stale = LESSON_VIEWS.filter(
-          ([name, , needs]) => this.drawn[name] !== keys[name] && (!needs || needs in this.models),
-        );
+        const stale = this.staleLessonViews();
         if (stale.length > 0) {
-          this[stale[0][1]]();
+          this.drawLessonView(stale[0]);
         }
         if (stale.length > 1) {
           later();
@@ -312,12 +309,27 @@
 
     /** Redraw each lesson view whose inputs changed since it was last drawn. */
     renderLesson() {
-      for (const [, render, needs] of LESSON_VIEWS) {
-        if (!needs || needs in this.models) {
-          this[render]();
-        }
+      for (const view of this.staleLessonViews()) {
+        this.drawLessonView(view);
       }
       this.lessonDrawn();
+    }
+
+    /**
+     * The LESSON_VIEWS entries whose inputs changed since they were drawn (lessonKeys) and
+     * that can be drawn now.
+     */
+    staleLessonViews() {
+      const keys = this.lessonKeys();
+      return LESSON_VIEWS.filter(
+        ([name, , needs]) => this.drawn[name] !== keys[name] && (!needs || needs in this.models),
+      );
+    }
+
+    /** Draw one view of LESSON_VIEWS and remember what it shows. */
+    drawLessonView([name, render]) {
+      this[render]();
+      this.drawn[name] = this.lessonKeys()[name];
     }
 
     /** The lesson's views all show the current state. */
@@ -352,10 +364,6 @@
 
     /** app.views.assumptions.AssumptionsView.update: the section's readouts. */
     renderAssumptions() {
-      const key = this.lessonKeys().assumptions;
-      if (this.drawn.assumptions === key) {
-        return;
-      }
       const { raw, scaled, weights } = this.frames;
       const threshold = SECTION.overflow_thresholds[this.state.precision];
       document.getElementById("sdpa-assumptions-readouts").innerHTML = A.sectionReadoutsHtml(
@@ -365,7 +373,6 @@
         weights,
         threshold,
       );
-      this.drawn.assumptions = key;
     }
 
     /** A "Download CSV" press: the file app.data_out writes, from what the page shows. */
@@ -399,10 +406,6 @@
     /** app.views.row_compare.RowCompareView._show, and the heatmap's dashed outline. */
     renderRow() {
       const { d_k: d, n, causal, temperature } = this.state;
-      const key = this.lessonKeys().row;
-      if (this.drawn.row === key) {
-        return;
-      }
       const m = this.models;
       const raw = this.scoresFor(d);
       const comparison = L.rowComparison(raw, DATA.n_max, n, this.state[ROW], d, temperature, causal);
@@ -418,15 +421,10 @@
       }
       const row = comparison.row;
       m.row_outline.data = { left: [0], right: [n], top: [row], bottom: [row + 1] };
-      this.drawn.row = key;
     }
 
     /** app.views.output.OutputView._show: V and weights·V for the current weights. */
     renderOutput() {
-      const key = this.lessonKeys().output;
-      if (this.drawn.output === key) {
-        return;
-      }
       const m = this.models;
       const { n } = this.state;
       const { dim } = CONFIG.output;
@@ -443,7 +441,6 @@
         figure.y_range.setv({ start: n, end: 0 });
       }
       m.output_mapper.setv({ low: -frame.limit, high: frame.limit });
-      this.drawn.output = key;
     }
 
     /** The row box changed: a whole number within the state's bounds picks the query. */
@@ -478,13 +475,9 @@
         m.collapse_unscaled.data = unscaledCurve;
         this.drawn.collapseCurves = t;
       }
-      const marker = this.lessonKeys().collapse;
-      if (this.drawn.collapse !== marker) {
-        m.collapse_marker.data = L.collapseMarker(spec, this.collapseTable, t, d, scaled);
-        const caption = document.querySelector("#sdpa-collapse-caption .collapse-caption");
-        caption.textContent = L.collapseCaption(spec, d, scaled, spec.temperatures[t]);
-        this.drawn.collapse = marker;
-      }
+      m.collapse_marker.data = L.collapseMarker(spec, this.collapseTable, t, d, scaled);
+      const caption = document.querySelector("#sdpa-collapse-caption .collapse-caption");
+      caption.textContent = L.collapseCaption(spec, d, scaled, spec.temperatures[t]);
     }
 
     /**
@@ -492,12 +485,8 @@
      * grid d_k the served view shows at this d_k, that d_k marked, the note under them.
      */
     renderTraining() {
-      const key = this.lessonKeys().training;
-      if (this.drawn.training === key) {
-        return;
-      }
       const spec = CONFIG.training;
-      const index = Number(key);
+      const index = L.trainingIndex(DATA.d_values, this.state.d_k);
       const m = this.models;
       const shown = spec.shown[index];
       if (this.drawn.trainingBands !== shown) {
@@ -509,7 +498,6 @@
       }
       // Markup computed by app.views.training_grid.grid_note from numbers, at export time.
       document.getElementById("sdpa-training-note").innerHTML = spec.notes[index];
-      this.drawn.training = key;
     }
 
     /** Raw scores of all n_max tokens over the first d dimensions (d a slider position). */
@@ -1121,6 +1109,8 @@
         histograms_pending: page.histogramsScheduled,
         // The closed sections' document is drawn and its widgets follow the state.
         sections_ready: Boolean(page.sectionsReady),
+        // A lesson pass is scheduled or under way (scheduleLesson).
+        lesson_pending: page.lessonScheduled,
         non_finite: weights.report.nonFinite,
         max_abs_error: weights.report.maxAbsError,
         max_logit: weights.maxLogit,

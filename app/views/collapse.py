@@ -21,7 +21,7 @@ from app.flow import grid
 from app.lesson_text import COLLAPSE_CURVES
 from app.model import SimulationModel
 from app.views.markup import ServerMarkup
-from app.views.style import band_with_line, compact_legend, view_figure, without_glyph_copies
+from app.views.style import band_with_line, finish_figure, view_figure
 from sdpa_core import collapse_curve
 
 COLLAPSE_D_VALUES = tuple(2**power for power in range(11))
@@ -268,10 +268,10 @@ class CollapseView:
             LegendItem(label="uniform", renderers=[reference]),
             LegendItem(label="current d_k", renderers=[marker]),
         ]
-        # Above the plot, so the legend never hides a curve.
-        fig.add_layout(compact_legend(items), "above")
-        fig.add_tools(
-            HoverTool(
+        return finish_figure(
+            fig,
+            items,
+            hover=HoverTool(
                 renderers=lines,
                 tooltips=[
                     ("", "@curve"),
@@ -283,9 +283,8 @@ class CollapseView:
                     ),
                 ],
                 mode="mouse",
-            )
+            ),
         )
-        return without_glyph_copies(fig)
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Redraw the curves on a new temperature and move the marker on a new d_k or scale.

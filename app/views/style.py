@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bokeh.models import ColumnDataSource, GlyphRenderer, Legend, LegendItem
+from bokeh.models import ColumnDataSource, GlyphRenderer, HoverTool, Legend, LegendItem
 from bokeh.plotting import figure as Figure
 
 
@@ -64,6 +64,21 @@ def compact_legend(items: list[LegendItem], columns: int = 2) -> Legend:
         spacing=10,
         border_line_alpha=0,
     )
+
+
+def finish_figure(
+    plot: Figure,
+    items: list[LegendItem],
+    *,
+    columns: int = 2,
+    hover: HoverTool | None = None,
+) -> Figure:
+    """Put a :func:`compact_legend` of ``items`` above ``plot`` (so it never hides a curve),
+    add ``hover`` if given and drop the glyph copies (:func:`without_glyph_copies`)."""
+    plot.add_layout(compact_legend(items, columns), "above")
+    if hover is not None:
+        plot.add_tools(hover)
+    return without_glyph_copies(plot)
 
 
 def band_with_line(

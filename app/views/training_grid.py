@@ -23,7 +23,7 @@ from bokeh.plotting import figure
 
 from app.controls_spec import nearest_on_grid
 from app.views.collapse import SCALED_COLOUR, UNSCALED_COLOUR
-from app.views.style import band_with_line, compact_legend, view_figure, without_glyph_copies
+from app.views.style import band_with_line, finish_figure, view_figure
 from sdpa_core import GridCell, GridSummary, TrainingGrid
 from sdpa_core.training import GRID_D_VALUES, GRID_SEEDS, GRID_STEPS, SMOOTHING_STEPS
 
@@ -259,8 +259,7 @@ class TrainingFigures:
                 x="step", y=name, source=self.run_source, line_color=RUN_COLOUR, line_width=1.5
             )
             items.append(LegendItem(label="your run", renderers=[run]))
-        fig.add_layout(compact_legend(items, columns=len(items)), "above")
-        return without_glyph_copies(fig)
+        return finish_figure(fig, items, columns=len(items))
 
     def _summary_figure(self) -> figure:
         fig = view_figure(
@@ -303,9 +302,10 @@ class TrainingFigures:
             items.append(LegendItem(label=label, renderers=[line, points]))
         fig.add_layout(self.current_span)
         items.append(LegendItem(label="▲ not reached", renderers=[budget]))
-        fig.add_layout(compact_legend(items), "above")
-        fig.add_tools(
-            HoverTool(
+        return finish_figure(
+            fig,
+            items,
+            hover=HoverTool(
                 renderers=lines,
                 tooltips=[
                     ("d_k", "@d{0}"),
@@ -313,6 +313,5 @@ class TrainingFigures:
                     ("learning rate", "@lr{0.[000]}"),
                     ("final loss", "@final_loss{0.[00]e}"),
                 ],
-            )
+            ),
         )
-        return without_glyph_copies(fig)

@@ -19,9 +19,10 @@ screen's, the closed sections')."""
 
 READY = (
     "() => window.SdpaExport !== undefined && SdpaExport.snapshot() !== null"
-    " && SdpaExport.snapshot().sections_ready"
+    " && SdpaExport.snapshot().sections_ready && !SdpaExport.snapshot().lesson_pending"
 )
-"""The page has started and drawn its closed sections' document too."""
+"""The page has started, drawn its closed sections' document too, and its lesson shows
+what it has (no lesson pass is pending)."""
 
 
 @pytest.fixture(scope="session")
@@ -57,6 +58,15 @@ class OfflinePage:
         self.page.wait_for_function(
             "(n) => { const s = SdpaExport.snapshot(); "
             "return s.updates > n && !s.histograms_pending; }",
+            arg=count,
+        )
+
+    def wait_for_lesson_after(self, count: int) -> None:
+        """Wait until the lesson has been drawn more than ``count`` times and no further
+        pass is pending (a pass that ended before a change does not count for it)."""
+        self.page.wait_for_function(
+            "(n) => { const s = SdpaExport.snapshot(); "
+            "return s.lesson_updates > n && !s.lesson_pending; }",
             arg=count,
         )
 

@@ -241,10 +241,6 @@ def _section_readouts(opened: OfflinePage) -> str:
     return opened.page.locator("#sdpa-assumptions-readouts").inner_html()
 
 
-def _wait_for_lesson(opened: OfflinePage, count: int) -> None:
-    opened.page.wait_for_function("(n) => SdpaExport.snapshot().lesson_updates > n", arg=count)
-
-
 def _open_section(opened: OfflinePage) -> None:
     """Open the section with the keyboard, as its disclosure button is pressed."""
     button = opened.page.get_by_role("button", name=ASSUMPTIONS_TITLE)
@@ -256,7 +252,7 @@ def _open_section(opened: OfflinePage) -> None:
 @pytest.mark.browser
 def test_the_section_shows_the_served_readouts_and_marks_the_overflow(open_export) -> None:
     opened = open_export(LINK)
-    _wait_for_lesson(opened, 0)
+    opened.wait_for_lesson_after(0)
     model = _served(opened)
     assert (model.state.sigma_q, model.state.sigma_k, model.state.precision) == (
         2.0,
@@ -338,7 +334,7 @@ def _as_numbers(rows: list[list[str]]) -> np.ndarray:
 @pytest.mark.browser
 def test_the_csv_downloads_hold_the_served_files(open_export) -> None:
     opened = open_export(LINK + "&n=16&causal=true")
-    _wait_for_lesson(opened, 0)
+    opened.wait_for_lesson_after(0)
     model = _served(opened)
     _open_section(opened)
     files = {}

@@ -77,17 +77,13 @@ def source_data(opened: OfflinePage, name: str) -> dict[str, Any]:
     )
 
 
-def wait_for_lesson(opened: OfflinePage, count: int) -> None:
-    opened.page.wait_for_function("(n) => SdpaExport.snapshot().lesson_updates > n", arg=count)
-
-
 def press(opened: OfflinePage, role: str, name: str, key: str) -> None:
     """Press ``key`` on a control; wait for the first screen and then the lesson."""
     count = opened.updates()
     lesson = opened.snapshot()["lesson_updates"]
     opened.page.get_by_role(role, name=name, exact=True).press(key)
     opened.wait_for_update_after(count)
-    wait_for_lesson(opened, lesson)
+    opened.wait_for_lesson_after(lesson)
 
 
 def assert_collapse_matches_served(opened: OfflinePage) -> None:
@@ -225,7 +221,7 @@ def test_a_query_is_picked_by_typing_it_or_clicking_the_heatmap(open_export) -> 
     lesson = opened.snapshot()["lesson_updates"]
     box.fill("9")
     box.press("Enter")
-    wait_for_lesson(opened, lesson)
+    opened.wait_for_lesson_after(lesson)
     assert assert_row_and_output_match_served(opened)["row"] == 9
     page.wait_for_function("() => location.search.includes('row=9')")
     # A click on the heatmap's row 3 (of 16) picks query 3; the box follows.
@@ -241,7 +237,7 @@ def test_a_query_is_picked_by_typing_it_or_clicking_the_heatmap(open_export) -> 
     left, top, width, height = frame
     lesson = opened.snapshot()["lesson_updates"]
     page.mouse.click(left + width / 2, top + height * 3.5 / 16)
-    wait_for_lesson(opened, lesson)
+    opened.wait_for_lesson_after(lesson)
     assert assert_row_and_output_match_served(opened)["row"] == 3
     assert box.input_value() == "3"
 
