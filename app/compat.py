@@ -492,3 +492,68 @@ def model_definitions_key_present() -> bool:
     docs_json, _ = standalone_docs_json_and_render_items([document])
     (doc,) = docs_json.values()
     return isinstance(doc.get("defs"), list) and len(doc["defs"]) > 0 and "roots" in doc
+
+
+# --- BokehJS rewriting unchanged stylesheets on every paint --------------------------------
+
+UNCHANGED_STYLESHEETS_JS = """\
+// app/compat.py: BokehJS writes each canvas renderer's position stylesheet on every paint,
+// changed or not; every write makes the next computed-style read recompute styles.
+(function (Bokeh) {
+  const dom = Bokeh && typeof Bokeh.require === "function" ? Bokeh.require("core/dom") : null;
+  const sheet = dom && dom.InlineStyleSheet && dom.InlineStyleSheet.prototype;
+  if (!sheet || typeof sheet._update !== "function" || sheet._update.skipsUnchanged) {
+    return;
+  }
+  const write = sheet._update;
+  const writeIfChanged = function (css) {
+    if (this.el.textContent !== css) {
+      write.call(this, css);
+    }
+  };
+  writeIfChanged.skipsUnchanged = true;
+  sheet._update = writeIfChanged;
+})(window.Bokeh);
+"""
+"""JavaScript for a page that draws with BokehJS, run after BokehJS loads and before it
+draws: a stylesheet write that would not change the stylesheet's text is skipped.
+
+BokehJS (3.5 and later) gives every canvas renderer (axis, grid, title, glyph) an element
+with a position stylesheet it rewrites on every paint, and reads its visual properties
+from that element's computed style (``VisualProperties._get_css_value``) and the plot's
+font size from its own. Writing a ``<style>`` element's text, even the same text, marks the
+styles dirty, so each of those reads made the browser recompute styles: a dozen times per
+figure per paint. With the unchanged writes skipped, the reads find clean styles (the
+saving is in docs/performance.md). The offline page includes it (app/export/page.py).
+
+Bokeh internal used, checked against Bokeh 3.9 and 3.10: ``core/dom``'s
+``InlineStyleSheet._update(css)``, through which ``replace``, ``prepend`` and ``append``
+write the element's text. Upstream issue: bokeh/bokeh#15286 (visual property reads consult
+the CSS cascade on every paint). ``tests/model/test_compat.py`` fails loudly when BokehJS's
+source no longer has that method, and ``tests/export`` when the page runs without it.
+"""
+
+INLINE_STYLESHEET_WRITE = "_update(css) {\n            this.el.textContent = css;\n        }"
+"""BokehJS's ``InlineStyleSheet`` write, as its unminified source (bokeh.js) has it."""
+
+INLINE_STYLESHEET_REPLACE = "replace(css, styles) {\n            this._update("
+"""How ``InlineStyleSheet.replace`` (the renderers' position writes) reaches the write."""
+
+
+def inline_stylesheet_write_present() -> bool:
+    """Whether this Bokeh is a checked version whose BokehJS writes inline stylesheets
+    through ``InlineStyleSheet._update`` (what :data:`UNCHANGED_STYLESHEETS_JS` wraps)."""
+    import bokeh
+    from bokeh.util.paths import bokehjs_path
+
+    release = Version(bokeh.__version__).release
+    if f"{release[0]}.{release[1]}" not in CHECKED_BOKEH:
+        return False
+    text = (bokehjs_path() / "js" / "bokeh.js").read_text(encoding="utf-8")
+    # Two classes bear the name: the model (models/dom/stylesheets) and core/dom's, which
+    # owns the <style> element and writes it.
+    classes = text.split("class InlineStyleSheet extends StyleSheet {")[1:]
+    return any(
+        INLINE_STYLESHEET_WRITE in body[:1500] and INLINE_STYLESHEET_REPLACE in body[:1500]
+        for body in classes
+    )

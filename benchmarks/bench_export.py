@@ -1,24 +1,27 @@
 """Benchmark of the exported page: first paint and key press → painted times in Chromium.
 
 Exports the default page (n ≤ 128, d_k ≤ 512) into a temporary folder and opens it from
-file:// in headless Chromium with the network blocked. First, ``--loads`` times, the default
-page: navigation → first contentful paint, and → the first frame painted after the page
-computed everything (target ≤ 1 s). Then, for n = 32 and n = 128, it moves the d_k slider
-up through all its steps and back and the temperature slider back and forth, with the
-keyboard. Each sample runs in the page from the keydown to the first frame painted after
-the page updated its Bokeh models (requestAnimationFrame, then a message posted from it,
-which runs once that frame is on screen): the frame that shows the new heatmap. The
-histograms, when d_k moved, are drawn on the next frame: "d_k → histograms" is the keydown
-to the first frame painted after they were updated. The lesson's views (collapse curves, one query,
-the output) update on later frames; their own figure is the keydown to the first frame
-painted after the last of them was updated, and the next key waits for them. Last, the
-d_k slider moves as under a held arrow key (a press every 33 ms, not waiting for the page),
-where the lesson is drawn during the burst. Target: median ≤ 16.7 ms (one frame at 60 Hz)
-at n = 128 for the frame that shows the new heatmap.
+file:// in headless Chromium with the network blocked. First, ``--loads`` times, the
+default page: navigation → first contentful paint, → the first frame painted after the page
+computed its first screen (target ≤ 1 s), and → the first frame painted once the lesson's
+document (drawn after the first screen) came and its views were all drawn. Then, for n = 32
+and n = 128, it moves the d_k slider up through all its steps and back and the temperature
+slider back and forth, with the keyboard. Each sample runs in the page from the keydown to
+the first frame painted after the page updated its Bokeh models (requestAnimationFrame,
+then a message posted from it, which runs once that frame is on screen): the frame that
+shows the new heatmap. The histograms, when d_k moved, are drawn on the next frame: "d_k →
+histograms" is the keydown to the first frame painted after they were updated. The lesson's
+views (collapse curves, one query, the output) update on later frames; their own figure is
+the keydown to the first frame painted after the last of them was updated, and the next key
+waits for them. Last, the d_k slider moves as under a held arrow key (a press every 33 ms,
+not waiting for the page), where the lesson is drawn during the burst. Target: median ≤
+16.7 ms (one frame at 60 Hz) at n = 128 for the frame that shows the new heatmap.
 
-The machine these run on is shared: compare medians of one run, and repeat.
+The machine these run on is shared: compare medians of one run, and repeat. To compare
+builds, export each (``sdpa-sim export``) and pass the files with ``--pages``: they are
+measured in turn, ``--rounds`` times, so each sees the same spells of load.
 
-    python benchmarks/bench_export.py [--repeats 20] [--loads 7]
+    python benchmarks/bench_export.py [--repeats 20] [--loads 7] [--pages A.html B.html]
 """
 
 from __future__ import annotations
@@ -130,9 +133,15 @@ def _hold(page: Any, slider: str, keys: list[str], interval_s: float) -> list[fl
 
 
 FIRST_PAINT_HOOK = """() => {
-    // Wraps the page's start (called once BokehJS has built the document) to time the
-    // frame that first shows the computed page.
+    // Wraps the page's start (called once BokehJS has built the first document) to time
+    // the frame that first shows the computed first screen, and the page's lessonDrawn to
+    // time the frame after the lesson's document came and its views were all drawn.
     let api;
+    const timeNextFrame = (name) => requestAnimationFrame(() => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => { window[name] = performance.now(); };
+        channel.port2.postMessage(null);
+    });
     Object.defineProperty(window, "SdpaExport", {
         configurable: true,
         get: () => api,
@@ -141,11 +150,16 @@ FIRST_PAINT_HOOK = """() => {
             const start = api.start.bind(api);
             api.start = (...args) => {
                 start(...args);
-                requestAnimationFrame(() => {
-                    const channel = new MessageChannel();
-                    channel.port1.onmessage = () => { window.__painted = performance.now(); };
-                    channel.port2.postMessage(null);
-                });
+                timeNextFrame("__painted");
+                const page = api.page;
+                const lessonDrawn = page.lessonDrawn.bind(page);
+                page.lessonDrawn = () => {
+                    lessonDrawn();
+                    if (page.sectionsReady && window.__lesson === undefined) {
+                        window.__lesson = 0;
+                        timeNextFrame("__lesson");
+                    }
+                };
             };
         },
     });
@@ -154,22 +168,28 @@ FIRST_PAINT_HOOK = """() => {
 
 def _first_paint(browser: Any, path: Path, loads: int) -> dict[str, list[float]]:
     """Open the default page ``loads`` times; the times (ms) from navigation to its first
-    contentful paint and to the first frame painted after it computed everything."""
-    contentful, painted = [], []
+    contentful paint, to the first frame painted after it computed the first screen, and
+    to the first frame painted with the lesson's figures drawn."""
+    contentful, painted, lesson = [], [], []
     for _ in range(loads):
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.route("**/*", _block_network)
         page.add_init_script(f"({FIRST_PAINT_HOOK})()")
         page.goto(path.as_uri())
-        page.wait_for_function("() => window.__painted !== undefined")
-        first, computed = page.evaluate(
+        page.wait_for_function("() => window.__painted !== undefined && window.__lesson > 0")
+        first, computed, drawn = page.evaluate(
             "[performance.getEntriesByName('first-contentful-paint')[0].startTime,"
-            " window.__painted]"
+            " window.__painted, window.__lesson]"
         )
         contentful.append(first)
         painted.append(computed)
+        lesson.append(drawn)
         page.close()
-    return {"first contentful paint": contentful, "computed page painted": painted}
+    return {
+        "first contentful paint": contentful,
+        "computed page painted": painted,
+        "lesson painted": lesson,
+    }
 
 
 def _measure(browser: Any, path: Path, n: int, repeats: int) -> dict[str, list[float]]:
@@ -206,23 +226,38 @@ def _report(page: str, name: str, samples: list[float]) -> None:
     )
 
 
+def _measure_page(browser: Any, path: Path, options: argparse.Namespace) -> None:
+    """Print the first paints and the key presses' medians of one exported file."""
+    size = path.stat().st_size
+    print(f"{path.name}: {size:,} bytes ({size / 1e6:.2f} MB)")
+    for name, samples in _first_paint(browser, path, options.loads).items():
+        _report("default", name, samples)
+    for n in options.n:
+        for name, samples in _measure(browser, path, n, options.repeats).items():
+            _report(f"n = {n:3d}", name, samples)
+
+
 def main() -> None:
-    """Export, measure and print the medians."""
+    """Export (or take ``--pages``), measure and print the medians."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20, help="temperature moves each way")
     parser.add_argument("--loads", type=int, default=7, help="first paints of the default page")
+    parser.add_argument("--n", type=int, nargs="+", default=[32, 128], help="sequence lengths")
+    parser.add_argument("--pages", type=Path, nargs="+", help="exported files to compare")
+    parser.add_argument("--rounds", type=int, default=1, help="times each page is measured")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "sdpa-sim.html"
-        size = export_html(path)
-        print(f"file size: {size:,} bytes ({size / 1e6:.2f} MB)")
+        pages = options.pages
+        if not pages:
+            pages = [Path(folder) / "sdpa-sim.html"]
+            export_html(pages[0])
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            for name, samples in _first_paint(browser, path, options.loads).items():
-                _report("default", name, samples)
-            for n in (32, 128):
-                for name, samples in _measure(browser, path, n, options.repeats).items():
-                    _report(f"n = {n:3d}", name, samples)
+            for round_number in range(1, options.rounds + 1):
+                for path in pages:
+                    if options.rounds > 1:
+                        print(f"round {round_number}: ", end="")
+                    _measure_page(browser, path.resolve(), options)
             browser.close()
 
 

@@ -13,8 +13,8 @@ temperature of the slider), "Does the scale matter for learning?" (the default t
 grid, trained at export time: ``training.py``), one query scaled vs unscaled, the output
 weights·V beside V, the worked example, the quiz and "When the assumptions break"
 (σ_q, σ_k, the softmax's format and max subtraction, and the two CSV downloads:
-``assumptions.py``, ``assumptions.js``; the closed sections are a second Bokeh document,
-drawn once the first screen is painted). It reads the served app's URL query
+``assumptions.py``, ``assumptions.js``). The lesson's figures and controls are a second
+Bokeh document, drawn once the first screen is painted. It reads the served app's URL query
 parameters with the served app's rules (``query.js``, from :func:`app.query.query_spec`),
 presets and ``controls=`` included, clamping bad values with a short plain-text notice,
 and keeps the link's other parameters in the URL as they came.

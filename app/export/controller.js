@@ -162,14 +162,14 @@
 
   /**
    * The lesson's views in the order they redraw: the name `drawn` and lessonKeys know
-   * each by, the method that draws it and, for a view of the sections' document (drawn
+   * each by, the method that draws it and, for a view of the lesson's document (drawn
    * after the first screen), a model it cannot draw without.
    */
   const LESSON_VIEWS = [
-    ["collapse", "renderCollapse"],
+    ["collapse", "renderCollapse", "collapse_scaled"],
     ["training", "renderTraining", "training_scaled"],
-    ["row", "renderRow"],
-    ["output", "renderOutput"],
+    ["row", "renderRow", "row_figure"],
+    ["output", "renderOutput", "output_source"],
     ["assumptions", "renderAssumptions"],
   ];
 
@@ -811,7 +811,7 @@
     syncWidgets() {
       for (const control of CONTROLS) {
         const widget = this.widgets[control.name];
-        // The closed sections' widgets come with their document (attachSections).
+        // The lesson sections' widgets come with their document (attachSections).
         if (widget) {
           WIDGETS[control.widget].show(widget, control, this.state[control.name]);
         }
@@ -1028,8 +1028,8 @@
     }
 
     /**
-     * The closed sections' document is drawn: take its models and widgets, put the widgets
-     * where the state is and draw its views.
+     * The lesson's document is drawn: take its models and widgets, put the widgets where
+     * the state is and draw its views.
      */
     attachSections(models, widgets) {
       Object.assign(this.models, models);
@@ -1042,8 +1042,8 @@
   }
 
   /**
-   * Draw the closed sections' document (built by app/export/page.py beside the first one),
-   * as BokehJS's own page script draws the first: its ready callback calls startSections.
+   * Draw the lesson's document (built by app/export/page.py beside the first one), as
+   * BokehJS's own page script draws the first: its ready callback calls startSections.
    */
   function drawSections() {
     const { docs_json: docs, render_items: items } = JSON.parse(
@@ -1063,7 +1063,7 @@
       api.page = new ExportPage(models, widgets);
       api.page.start();
     },
-    /** Called by the closed sections' document once drawn, as start is by the first. */
+    /** Called by the lesson's document once drawn, as start is by the first. */
     startSections(models, widgets) {
       api.page?.attachSections(models, widgets);
     },
@@ -1107,7 +1107,7 @@
         lesson_updates: page.lessonUpdates,
         // The histograms of the last d_k move are still to be drawn (finishFirstScreen).
         histograms_pending: page.histogramsScheduled,
-        // The closed sections' document is drawn and its widgets follow the state.
+        // The lesson's document is drawn and its widgets follow the state.
         sections_ready: Boolean(page.sectionsReady),
         // A lesson pass is scheduled or under way (scheduleLesson).
         lesson_pending: page.lessonScheduled,

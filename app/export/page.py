@@ -22,7 +22,7 @@ from bokeh.embed.util import standalone_docs_json_and_render_items
 from bokeh.models import CustomJS, Model, Widget
 from bokeh.resources import INLINE
 
-from app.compat import without_model_definitions
+from app.compat import UNCHANGED_STYLESHEETS_JS, without_model_definitions
 from app.controls_spec import (
     CONTROL_BY_NAME,
     HISTOGRAMS,
@@ -243,10 +243,11 @@ def _ready_callback(
 
 @dataclass(frozen=True)
 class PageDocuments:
-    """The page's two Bokeh documents. ``first`` holds everything the page shows as it
-    opens and is drawn as it loads; ``sections`` holds the closed lesson sections' figures
-    and controls, drawn once the first screen is on it (BokehJS builds every root's views,
-    shown or not: drawing them later keeps them out of the first paint)."""
+    """The page's two Bokeh documents. ``first`` holds the first screen (the controls, the
+    heatmap, the histograms) and is drawn as the page loads; ``sections`` holds the lesson
+    sections' figures and controls, below the first screen or closed, and is drawn once the
+    first screen is on it: BokehJS builds, lays out and paints every root's views before
+    the page shows anything, so the lesson's would hold up the first paint."""
 
     first: Document
     sections: Document
@@ -282,19 +283,22 @@ def build_document(data: ExportData) -> tuple[PageDocuments, dict, dict]:
             *(roots[name] for name in first_widgets),
             preset,
             *views.roots.values(),
-            *lesson.roots.values(),
         ),
         _ready_callback(
             "start",
-            {**views.models, **lesson.models, "preset_select": preset.children[0]},
+            {**views.models, "preset_select": preset.children[0]},
             first_widgets,
         ),
     )
     sections = _document(
-        (*(roots[name] for name in SECTION_CONTROLS), *training.roots.values()),
+        (
+            *lesson.roots.values(),
+            *(roots[name] for name in SECTION_CONTROLS),
+            *training.roots.values(),
+        ),
         _ready_callback(
             "startSections",
-            training.models,
+            {**lesson.models, **training.models},
             {name: widgets[name] for name in SECTION_CONTROLS},
         ),
     )
@@ -325,7 +329,12 @@ def _script_safe(text: str) -> str:
 def render_html(data: ExportData) -> str:
     """The complete, self-contained HTML page for ``data``: BokehJS, scripts and data inline."""
     documents, config, markup = build_document(data)
-    scripts = "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in SCRIPTS)
+    scripts = "\n".join(
+        (
+            UNCHANGED_STYLESHEETS_JS,
+            *((ASSETS / name).read_text(encoding="utf-8") for name in SCRIPTS),
+        )
+    )
     if "</script" in scripts.lower():
         raise RuntimeError("an export script contains '</script', which would end it early")
     docs_json, render_items = standalone_docs_json_and_render_items([documents.first])

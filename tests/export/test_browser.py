@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import sdpa_core
-from app.controls_spec import CONTROLS, VIEWS
+from app.controls_spec import CONTROL_BY_NAME, CONTROLS, VIEWS
 from app.derived import dot_product_histograms
 from app.model import SimulationModel
 from app.state import SimulationState
@@ -103,6 +103,33 @@ def test_page_opens_offline_with_the_default_state(open_export) -> None:
     assert opened.readouts() == readouts_html(server_model(state))
     assert opened.page.get_by_test_id("offline-note").is_visible()
     assert opened.model("notice", "m.visible") is False
+
+
+def test_bokeh_skips_only_unchanged_stylesheet_writes(open_export) -> None:
+    """app/compat.py's UNCHANGED_STYLESHEETS_JS is in force: an unchanged write leaves the
+    <style> element's text node alone, a changed one still lands (a d_k move repaints)."""
+    opened = open_export()
+    result = opened.page.evaluate(
+        """() => {
+            const Sheet = Bokeh.require("core/dom").InlineStyleSheet;
+            const sheet = new Sheet(":host { width: 1px; }");
+            const node = sheet.el.firstChild;
+            sheet.replace(":host { width: 1px; }");
+            const kept = sheet.el.firstChild === node;
+            sheet.replace(":host { width: 2px; }");
+            return {
+                wrapped: Sheet.prototype._update.skipsUnchanged === true,
+                kept,
+                changed: sheet.css === ":host { width: 2px; }",
+            };
+        }"""
+    )
+    assert result == {"wrapped": True, "kept": True, "changed": True}, (
+        "the offline page no longer skips unchanged BokehJS stylesheet writes: see "
+        "app/compat.py UNCHANGED_STYLESHEETS_JS"
+    )
+    press(opened, "slider", CONTROL_BY_NAME["d_k"].label, "ArrowRight")
+    assert assert_weights_match_core(opened)["d_k"] != 64
 
 
 def test_keyboard_moves_every_control_and_the_weights_follow_the_core(open_export) -> None:

@@ -140,15 +140,18 @@ def test_readouts_start_as_the_servers(html: str) -> None:
     assert f'<div class="sdpa-readouts" id="sdpa-readouts">{expected}</div>' in html
 
 
-def test_the_closed_sections_are_a_document_of_their_own() -> None:
-    # BokehJS builds every root's views as the page loads, shown or not: the closed lesson
-    # sections' figures and controls are drawn after the first screen, from a second document.
+def test_the_lesson_is_a_document_of_its_own() -> None:
+    # BokehJS builds, lays out and paints every root's views before the page shows anything:
+    # the lesson sections' figures and controls are drawn after the first screen, from a
+    # second document; the first holds the first screen alone.
     documents, _, _ = build_document(build_export_data(16, 16, 0))
     later = {root.name for root in documents.sections.roots}
     first = {root.name for root in documents.first.roots}
     assert not later & first
     for name in SECTION_CONTROLS:
         assert root_name(name) in later and documents.first.get_model_by_name(name) is None
-    assert {"training_loss", "training_accuracy"} <= later
+    lesson_figures = {"training_loss", "training_accuracy", "row_panel", "output_panel"}
+    assert lesson_figures | {"collapse_entropy"} <= later
+    assert {"heatmap_panel", "histograms"} <= first
     assert documents.get_model_by_name("training_loss") is not None
     assert documents.get_model_by_name("heatmap") is documents.first.get_model_by_name("heatmap")

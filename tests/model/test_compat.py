@@ -205,3 +205,11 @@ def test_standalone_documents_carry_their_definitions_under_defs() -> None:
     )
     docs = {"a": {"roots": [1], "defs": [2], "title": "t"}}
     assert compat.without_model_definitions(docs) == {"a": {"roots": [1], "title": "t"}}
+
+
+def test_bokehjs_still_writes_inline_stylesheets_through_one_method() -> None:
+    assert compat.inline_stylesheet_write_present(), (
+        "BokehJS's InlineStyleSheet no longer writes through _update(css) (or this Bokeh is "
+        "not in compat.CHECKED_BOKEH): re-read core/dom in bokeh.js and check "
+        "compat.UNCHANGED_STYLESHEETS_JS, which the offline page runs"
+    )
