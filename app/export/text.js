@@ -126,6 +126,47 @@
     return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
   }
 
+  /** The format specs `fill` knows, as Python's format() reads them. */
+  const SPEC = /^(?:\.(\d+)([fg])|,|)$/;
+
+  /**
+   * Python's `template.format(**values)` for the page's texts: the server writes them with
+   * str.format from the same templates, which the page receives as data from the module
+   * that owns them. `{name}` takes a string or a whole number as it is; `{name:.Nf}`, `{name:.Ng}` and `{name:,}` format a number as
+   * Python does; `{{` and `}}` are braces. Anything else is an error, not a guess.
+   */
+  function fill(template, values) {
+    return template.replace(/\{\{|\}\}|\{([^{}]*)\}|[{}]/g, (match, field) => {
+      if (match === "{{" || match === "}}") {
+        return match[0];
+      }
+      const parsed = /^([A-Za-z_][A-Za-z0-9_]*)(?::(.*))?$/.exec(field ?? "");
+      if (parsed === null) {
+        throw new Error(`fill: "${match}" in ${JSON.stringify(template)} is not a field fill knows`);
+      }
+      const [, name, spec = ""] = parsed;
+      if (!(name in values)) {
+        throw new Error(`fill: no value for {${name}} in ${JSON.stringify(template)}`);
+      }
+      const value = values[name];
+      const parts = SPEC.exec(spec);
+      if (parts === null) {
+        throw new Error(`fill: format spec "${spec}" of {${name}} is not one fill knows`);
+      }
+      if (spec === "") {
+        if (typeof value === "number" && !Number.isInteger(value)) {
+          throw new Error(`fill: {${name}} is a fraction and needs a format spec`);
+        }
+        return String(value);
+      }
+      if (spec === ",") {
+        return formatThousands(value);
+      }
+      const digits = Number(parts[1]);
+      return parts[2] === "f" ? formatFixed(value, digits) : formatGeneral(value, digits);
+    });
+  }
+
   /** app.views.readouts._number: `places` decimals, or a dash for NaN (no finite row). */
   function formatOrDash(x, places) {
     return Number.isNaN(x) ? "—" : formatFixed(x, places);
@@ -266,6 +307,7 @@
   }
 
   return {
+    fill,
     formatFixed,
     formatGeneral,
     formatThousands,

@@ -13,6 +13,7 @@ from app.state import SimulationState
 from app.views.histogram import DotProductHistograms
 from app.views.readouts import readouts_html, verdict
 
+from .fill_templates import unfillable
 from .js_harness import Runner
 
 TIES = [0.0625, 0.125, 0.375, 2.5, 3.5, 0.5, 1.5, 1234565.0, 123456.5, 0.0009765625]
@@ -105,3 +106,31 @@ def test_histogram_titles_match_the_servers(node: Runner, d_k: int) -> None:
     for which, view in (("raw", views.raw), ("scaled", views.scaled)):
         assert titles[which]["title"] == view.figure.title.text
         assert titles[which]["curve"] == view.figure.legend[0].items[1].label.value
+
+
+FILL_CASES = [
+    ("{n} of {total:,} rows", {"n": 3, "total": 1234567}),
+    ("std ≈ {std:.1f}, expected {expected:.3g}", {"std": 11.25, "expected": 0.0001234}),
+    ("{word}: {value:.2f} {{not a field}}", {"word": "entropy", "value": 2.675}),
+    ("{x:.3g} and {y:.0f}", {"x": float("nan"), "y": -0.4}),
+    ("{big:.3g}", {"big": 1.0e22}),
+    ("no fields at all", {}),
+]
+
+
+@pytest.mark.parametrize(("template", "values"), FILL_CASES)
+def test_fill_writes_what_str_format_writes(node: Runner, template: str, values: dict) -> None:
+    assert unfillable([template]) == []
+    (got,) = node([("text", "fill", [template, values])])
+    assert got == template.format(**values)
+
+
+@pytest.mark.parametrize(
+    ("template", "values"),
+    [("{missing}", {}), ("{x:>8}", {"x": 1.0}), ("{x}", {"x": 0.5}), ("{x!r}", {"x": 1})],
+)
+def test_fill_refuses_what_it_cannot_write_as_python_does(
+    node: Runner, template: str, values: dict
+) -> None:
+    with pytest.raises(Exception, match="fill"):
+        node([("text", "fill", [template, values])])
