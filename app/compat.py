@@ -524,7 +524,8 @@ from that element's computed style (``VisualProperties._get_css_value``) and the
 font size from its own. Writing a ``<style>`` element's text, even the same text, marks the
 styles dirty, so each of those reads made the browser recompute styles: a dozen times per
 figure per paint. With the unchanged writes skipped, the reads find clean styles (the
-saving is in docs/performance.md). The offline page includes it (app/export/page.py).
+saving is in docs/performance.md). The offline page runs it before BokehJS draws
+(app/export/page.py); a served page once its document is drawn (app/session.py).
 
 Bokeh internal used, checked against Bokeh 3.9 and 3.10: ``core/dom``'s
 ``InlineStyleSheet._update(css)``, through which ``replace``, ``prepend`` and ``append``
@@ -532,6 +533,15 @@ write the element's text. Upstream issue: bokeh/bokeh#15286 (visual property rea
 the CSS cascade on every paint). ``tests/model/test_compat.py`` fails loudly when BokehJS's
 source no longer has that method, and ``tests/export`` when the page runs without it.
 """
+
+
+def skip_unchanged_stylesheets(document: Document) -> None:
+    """Run :data:`UNCHANGED_STYLESHEETS_JS` in the browser once ``document`` is drawn: a
+    served session's later paints (every slider move's) skip the unchanged writes."""
+    from bokeh.models import CustomJS
+
+    document.js_on_event("document_ready", CustomJS(code=UNCHANGED_STYLESHEETS_JS))
+
 
 INLINE_STYLESHEET_WRITE = "_update(css) {\n            this.el.textContent = css;\n        }"
 """BokehJS's ``InlineStyleSheet`` write, as its unminified source (bokeh.js) has it."""

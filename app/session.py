@@ -10,7 +10,7 @@ from bokeh.core.property.validation import validate
 from bokeh.events import Tap
 from panel.io.location import Location
 
-from app.compat import session_writes_pending
+from app.compat import session_writes_pending, skip_unchanged_stylesheets
 from app.controls_spec import CONTROL_NAMES, SHOWABLE_CONTROLS
 from app.layout import page_layout
 from app.lesson import LessonSections
@@ -81,6 +81,7 @@ class Session:
         self.state.param.watch(self._on_preset, "preset")
         self.layout.lesson_gate.param.watch(self._on_gate, "opened")
         if is_served:
+            skip_unchanged_stylesheets(doc)
             # The lesson waits for the student to reach it: a class arriving at once then
             # only pays for the first screens. The URL shows the state once the page is up.
             if self.location is not None:

@@ -87,3 +87,12 @@ def test_page_problem_collector_catches_uncaught_errors(app_page: AppPage) -> No
     assert seen, f"the uncaught error was not recorded: {app_page.problems}"
     # This test provoked the error itself; leave the guard clean for the hook.
     app_page.problems.clear()
+
+
+def test_served_page_skips_unchanged_bokeh_stylesheet_writes(app_page: AppPage) -> None:
+    """app/compat.py's UNCHANGED_STYLESHEETS_JS runs once the session's document is drawn."""
+    app_page.open()
+    app_page.page.wait_for_function(
+        "() => Bokeh.require('core/dom').InlineStyleSheet.prototype._update.skipsUnchanged === true"
+    )
+    assert app_page.centre_pixel("heatmap") != WHITE

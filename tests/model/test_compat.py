@@ -213,3 +213,11 @@ def test_bokehjs_still_writes_inline_stylesheets_through_one_method() -> None:
         "not in compat.CHECKED_BOKEH): re-read core/dom in bokeh.js and check "
         "compat.UNCHANGED_STYLESHEETS_JS, which the offline page runs"
     )
+
+
+def test_a_served_document_runs_the_stylesheet_wrap_once_drawn() -> None:
+    document = Document()
+    compat.skip_unchanged_stylesheets(document)
+    callbacks = dict(document.to_json().content["callbacks"]["entries"])
+    (callback,) = callbacks["document_ready"]
+    assert callback["attributes"]["code"] == compat.UNCHANGED_STYLESHEETS_JS
