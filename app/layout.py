@@ -32,6 +32,14 @@ WIDE_PAGE_PX = 800
 """From this window width the full page opens "More controls" as it renders; narrower
 windows, and every embedded page, show the experiment first."""
 
+SCENE_TITLE = "Preset scene"
+"""What the preset scene's alert is called: its title until a scene puts its label there;
+the offline page's scene box begins with it (app.export.views.ALERT_TEXTS)."""
+
+NOTICE_TITLE = "Some link values were adjusted"
+"""The title of the alert that explains the link values fixed or ignored; the offline
+page's notice box begins with it (app.export.views.ALERT_TEXTS)."""
+
 HEATMAP_ASPECT = 1.55
 """Width / height of the heatmap figure, which scales with its column's width."""
 
@@ -57,14 +65,14 @@ class PageLayout:
         self.widgets = build_controls(session.state, first_names)
         """Every control widget built so far, by name (app.controls.widget_names)."""
         self.scene = pmui.Alert(
-            title="Preset scene",
+            title=SCENE_TITLE,
             severity="info",
             sizing_mode="stretch_width",
             css_classes=["preset-scene"],
         )
         self.notice = pmui.Alert(
             object=session.notice,
-            title="Some link values were adjusted",
+            title=NOTICE_TITLE,
             severity="warning",
             closeable=True,
             visible=bool(session.notice),

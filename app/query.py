@@ -2,8 +2,9 @@
 
 Every value is text from whoever wrote the link: it is parsed, clamped into range or
 ignored, and never echoed back except as a short, character-filtered excerpt. The offline
-page (``app/export/query.js``) reads links with the same rules, handed to it as data by
-:func:`query_spec`; the tests compare the two value for value.
+page (``app/export/query.js``) reads links with the same rules and writes its notices from
+the same templates (:data:`NOTICE_TEXTS`), both handed to it as data by :func:`query_spec`;
+the tests compare the two value for value.
 
 The rules, for both pages:
 
@@ -39,6 +40,21 @@ FALSE_WORDS = ("0", "false", "no", "off")
 RESERVED_PREFIX = "bokeh-"
 """Query names Bokeh reads for its own use (session ids, tokens, resource addresses): the
 URL the app writes never carries them, whatever the page was opened with."""
+
+NOTICE_TEXTS = {
+    "not_a_number": "{name}: “{excerpt}” is not a number, so it was ignored.",
+    "not_finite": "{name}: “{excerpt}” is not a finite number, so it was ignored.",
+    "below": "{name} = {value:.6g} is below the smallest value {low:.6g}; using {low:.6g}.",
+    "above": "{name} = {value:.6g} is above the largest value {high:.6g}; using {high:.6g}.",
+    "rounded": "{name} must be a whole number; {value:.6g} was rounded to {rounded}.",
+    "not_boolean": "{name}: “{excerpt}” is not true or false, so it was ignored.",
+    "not_a_choice": "{name}: “{excerpt}” is not one of {listed}, so it was ignored.",
+    "too_long": "{name}: the value is {length} characters long, so it was ignored.",
+}
+"""The notice for each fix, as ``str.format`` templates with named fields (``excerpt`` is
+:func:`excerpt` of the value, ``listed`` the words it may be, joined by ``", "``): both
+pages write them from here, the offline page with text.js's ``fill`` (:func:`query_spec`).
+``.6g`` is what ``{:g}`` means; text.js's ``fill`` takes only an explicit precision."""
 
 QueryArgs = Mapping[str, Sequence[bytes | str] | bytes | str]
 """Query arguments as Tornado and ``pn.state.session_args`` hold them (name → values)."""
@@ -90,14 +106,19 @@ def excerpt(text: str, limit: int = 20) -> str:
     return safe[:limit] + ("…" if len(safe) > limit else "")
 
 
+def notice(key: str, **values: object) -> str:
+    """The notice :data:`NOTICE_TEXTS` ``[key]`` with ``values`` in its fields."""
+    return NOTICE_TEXTS[key].format(**values)
+
+
 def _number(name: str, text: str, notices: list[str]) -> float | None:
     try:
         number = float(text)
     except ValueError:
-        notices.append(f"{name}: “{excerpt(text)}” is not a number, so it was ignored.")
+        notices.append(notice("not_a_number", name=name, excerpt=excerpt(text)))
         return None
     if not math.isfinite(number):
-        notices.append(f"{name}: “{excerpt(text)}” is not a finite number, so it was ignored.")
+        notices.append(notice("not_finite", name=name, excerpt=excerpt(text)))
         return None
     return number
 
@@ -105,10 +126,10 @@ def _number(name: str, text: str, notices: list[str]) -> float | None:
 def _clamped(name: str, number: float, bounds: tuple[float, float], notices: list[str]) -> float:
     low, high = bounds
     if number < low:
-        notices.append(f"{name} = {number:g} is below the smallest value {low:g}; using {low:g}.")
+        notices.append(notice("below", name=name, value=number, low=low))
         return low
     if number > high:
-        notices.append(f"{name} = {number:g} is above the largest value {high:g}; using {high:g}.")
+        notices.append(notice("above", name=name, value=number, high=high))
         return high
     return number
 
@@ -120,7 +141,7 @@ def _integer(parameter: QueryParameter, text: str, notices: list[str]) -> int | 
         return None
     if not number.is_integer():
         rounded = round(number)
-        notices.append(f"{name} must be a whole number; {number:g} was rounded to {rounded}.")
+        notices.append(notice("rounded", name=name, value=number, rounded=rounded))
         number = rounded
     assert parameter.bounds is not None
     return int(_clamped(name, number, parameter.bounds, notices))
@@ -140,7 +161,7 @@ def _boolean(parameter: QueryParameter, text: str, notices: list[str]) -> bool |
         return True
     if word in FALSE_WORDS:
         return False
-    notices.append(f"{parameter.name}: “{excerpt(text)}” is not true or false, so it was ignored.")
+    notices.append(notice("not_boolean", name=parameter.name, excerpt=excerpt(text)))
     return None
 
 
@@ -149,8 +170,9 @@ def _choice(parameter: QueryParameter, text: str, notices: list[str]) -> str | N
     if word in parameter.choices or (parameter.blank and word == ""):
         return word
     listed = ", ".join(parameter.choices)
-    shown = excerpt(text)
-    notices.append(f"{parameter.name}: “{shown}” is not one of {listed}, so it was ignored.")
+    notices.append(
+        notice("not_a_choice", name=parameter.name, excerpt=excerpt(text), listed=listed)
+    )
     return None
 
 
@@ -177,9 +199,7 @@ def parse_query(args: QueryArgs) -> ParsedQuery:
             continue
         text = _text(args[parameter.name]).strip()
         if len(text) > MAX_VALUE_LENGTH:
-            parsed.notices.append(
-                f"{parameter.name}: the value is {len(text)} characters long, so it was ignored."
-            )
+            parsed.notices.append(notice("too_long", name=parameter.name, length=len(text)))
             continue
         value = _READERS[parameter.kind](parameter, text, parsed.notices)
         if value is not None:
@@ -220,8 +240,7 @@ def parse_shown_controls(
         return None, []
     text = _text(args[SHOWN_CONTROLS]).strip()
     if len(text) > MAX_VALUE_LENGTH:
-        notice = f"{SHOWN_CONTROLS}: the value is {len(text)} characters long, so it was ignored."
-        return None, [notice]
+        return None, [notice("too_long", name=SHOWN_CONTROLS, length=len(text))]
     shown: list[str] = []
     notices: list[str] = []
     for word in (part.strip().lower() for part in text.split(",")):
@@ -231,7 +250,7 @@ def parse_shown_controls(
         elif word:
             listed = ", ".join(names)
             notices.append(
-                f"{SHOWN_CONTROLS}: “{excerpt(word)}” is not one of {listed}, so it was ignored."
+                notice("not_a_choice", name=SHOWN_CONTROLS, excerpt=excerpt(word), listed=listed)
             )
     return (tuple(shown) or None), notices
 
@@ -265,7 +284,9 @@ def _unicode_tables() -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def query_spec() -> dict:
-    """The rules above as data, for the offline page's query.js (one source of truth)."""
+    """The rules above as data, for the offline page's query.js (one source of truth),
+    with the templates of its notices (:data:`NOTICE_TEXTS`), which it fills as
+    :func:`notice` does."""
     return {
         "parameters": [
             {
@@ -281,6 +302,7 @@ def query_spec() -> dict:
         "false": list(FALSE_WORDS),
         "maxLength": MAX_VALUE_LENGTH,
         "reservedPrefix": RESERVED_PREFIX,
+        "notices": dict(NOTICE_TEXTS),
         # What float() and str.strip() treat as digits and as space, from this Python's
         # Unicode tables: JavaScript's differ, and have no digit values at all.
         "digitZeros": list(_unicode_tables()[0]),

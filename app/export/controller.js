@@ -870,11 +870,16 @@
       }
     }
 
-    /** Show the preset scene's label and words, or hide them once left; the selector says which. */
+    /**
+     * Show the preset scene's label and words (CONFIG.alerts.scene, app.export.views'
+     * ALERT_TEXTS), or hide them once left; the selector says which.
+     */
     showScene() {
       const preset = CONFIG.presets[this.state.preset];
       const scene = this.models.scene;
-      scene.text = preset ? `Preset scene: ${preset.label}. ${preset.description}` : "";
+      scene.text = preset
+        ? T.fill(CONFIG.alerts.scene, { label: preset.label, description: preset.description })
+        : "";
       scene.visible = preset !== undefined;
       if (this.models.preset_select.value !== this.state.preset) {
         this.models.preset_select.value = this.state.preset;
@@ -929,9 +934,12 @@
       }
     }
 
+    /** Show the link's notices under the served alert's title (CONFIG.alerts.notice), or none. */
     showNotices(notices) {
       const notice = this.models.notice;
-      notice.text = notices.length ? `Some link values were adjusted. ${notices.join(" ")}` : "";
+      notice.text = notices.length
+        ? T.fill(CONFIG.alerts.notice, { notices: notices.join(" ") })
+        : "";
       notice.visible = notices.length > 0;
     }
 

@@ -117,17 +117,35 @@ def slider_grids(data: ExportData) -> dict[str, list[int]]:
     return {"d_k": data.d_values, "n": data.n_values}
 
 
+FIT_NOTICES = {
+    "largest": (
+        "{name} = {value} is above {largest}, the largest {name} this offline page carries; "
+        "using {largest}."
+    ),
+    "steps": "{name} = {value} is not one of this offline page's {name} steps; using {nearest}.",
+    "fixed": (
+        "{name} = {value}: this offline page was exported with {name} {fixed}, "
+        "so it keeps that one."
+    ),
+}
+"""The notice for a valid value the samples lack, by the limit that moved it (the keys of
+:func:`sample_limits`), as ``str.format`` templates: query.js fills them with text.js's
+``fill``. The numbers come written as query.js writes them (a whole number in full,
+another as ``.6g``); only the offline page has these notices."""
+
+
 def sample_limits(data: ExportData) -> dict[str, dict]:
     """What the samples can show, by control name, for query.js to fit a link's values to.
 
     ``largest``: the largest value carried; ``steps``: the only values carried (d_k: one
     row of dot products each); ``fixed``: the one value carried (the seed the samples
-    were drawn with).
+    were drawn with); ``notices``: the notice for each of these fits (:data:`FIT_NOTICES`).
     """
     return {
         "largest": {"d_k": data.d_max, "n": data.n_max},
         "steps": {"d_k": data.d_values},
         "fixed": {name: getattr(data, name) for name in FIXED_CONTROLS},
+        "notices": dict(FIT_NOTICES),
     }
 
 

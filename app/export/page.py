@@ -51,7 +51,7 @@ from app.export.data import (
 )
 from app.export.lesson import LESSON_CONTROLS, build_lesson, lesson_config, lesson_css
 from app.export.training import build_training, default_grid, training_spec
-from app.export.views import HISTOGRAM_HEADROOM, SHOWN_COLUMN, build_views
+from app.export.views import ALERT_TEXTS, HISTOGRAM_HEADROOM, SHOWN_COLUMN, build_views
 from app.export.widgets import (
     FIRST_SCREEN,
     MORE,
@@ -205,6 +205,7 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         "assumptions": assumptions_config(),
         "training": training_spec(default_grid(), data.d_values),
         "presets": presets_spec(),
+        "alerts": dict(ALERT_TEXTS),
         "url_names": list(URL_NAMES),
         "heatmap": {
             "columns": VIEW_COLUMNS,

@@ -3,10 +3,12 @@
  * app/query.py reads them for the served app, from the rules app/query.py hands over as
  * data (query_spec: the parameters in order with their kinds, bounds and choices, the
  * true/false words, the length limit, and this Python's Unicode decimal digits and spaces),
- * with the same notice wording. Then a preset is applied as SimulationState.apply_query
+ * writing each notice from the served page's template (`spec.notices`, app.query's
+ * NOTICE_TEXTS) with text.js's fill. Then a preset is applied as SimulationState.apply_query
  * applies it, and the values are fitted to an exported page (its largest n and d_k, its
- * d_k steps and its fixed seed, handed over as data by app/export/page.py). No control is
- * named here. The URL the page writes keeps every parameter it does not
+ * d_k steps and its fixed seed, and the notices' templates, handed over as data by
+ * app/export/page.py from app.export.data.sample_limits). No control is named, and no
+ * notice worded, here. The URL the page writes keeps every parameter it does not
  * write byte for byte (app.query.compose_search). A value is never echoed except as a
  * short excerpt of letters, digits and ".+-_?". In the page it is window.SdpaQuery; under
  * Node, module.exports.
@@ -112,33 +114,57 @@
     return (floor % 2 === 0 ? floor : floor + 1) + 0;
   }
 
+  /** The notice `spec.notices[key]` (app.query.notice's template) with `values` in it. */
+  function notice(spec, key, values) {
+    return text.fill(spec.notices[key], values);
+  }
+
   function number(name, value, notices, spec) {
     const parsed = pythonFloat(value, spec);
     if (parsed === null) {
-      notices.push(`${name}: “${excerpt(value)}” is not a number, so it was ignored.`);
+      notices.push(notice(spec, "not_a_number", { name, excerpt: excerpt(value) }));
       return null;
     }
     if (!Number.isFinite(parsed)) {
-      notices.push(`${name}: “${excerpt(value)}” is not a finite number, so it was ignored.`);
+      notices.push(notice(spec, "not_finite", { name, excerpt: excerpt(value) }));
       return null;
     }
     return parsed;
   }
 
-  function clamped(name, value, [low, high], notices) {
+  function clamped(name, value, [low, high], notices, spec) {
     if (value < low) {
-      notices.push(
-        `${name} = ${g(value)} is below the smallest value ${g(low)}; using ${g(low)}.`,
-      );
+      notices.push(notice(spec, "below", { name, value, low }));
       return low;
     }
     if (value > high) {
-      notices.push(
-        `${name} = ${g(value)} is above the largest value ${g(high)}; using ${g(high)}.`,
-      );
+      notices.push(notice(spec, "above", { name, value, high }));
       return high;
     }
     return value;
+  }
+
+  /** The notice for `value`, which is not one of `choices` (app.query's "not_a_choice"). */
+  function notChoice(spec, name, value, choices) {
+    return notice(spec, "not_a_choice", {
+      name,
+      excerpt: excerpt(value),
+      listed: choices.join(", "),
+    });
+  }
+
+  /**
+   * The last value of `name` in `params`, stripped, and the notice refusing it unread when
+   * it has more than `spec.maxLength` characters (app.query's "too_long"), else null.
+   */
+  function lastValue(params, name, spec) {
+    const all = params.getAll(name);
+    const value = strip(all[all.length - 1], spec);
+    const length = [...value].length;
+    return {
+      value,
+      refused: length > spec.maxLength ? notice(spec, "too_long", { name, length }) : null,
+    };
   }
 
   /** app/query.py's readers, by parameter kind: (parameter, stripped value, notices, spec). */
@@ -151,16 +177,16 @@
       }
       if (!Number.isInteger(parsed)) {
         const rounded = roundHalfEven(parsed);
-        notices.push(
-          `${name} must be a whole number; ${g(parsed)} was rounded to ${String(rounded)}.`,
-        );
+        notices.push(notice(spec, "rounded", { name, value: parsed, rounded }));
         parsed = rounded;
       }
-      return clamped(name, parsed, parameter.bounds, notices);
+      return clamped(name, parsed, parameter.bounds, notices, spec);
     },
     number(parameter, value, notices, spec) {
       const parsed = number(parameter.name, value, notices, spec);
-      return parsed === null ? null : clamped(parameter.name, parsed, parameter.bounds, notices);
+      return parsed === null
+        ? null
+        : clamped(parameter.name, parsed, parameter.bounds, notices, spec);
     },
     boolean(parameter, value, notices, spec) {
       const word = value.toLowerCase();
@@ -170,20 +196,15 @@
       if (spec.false.includes(word)) {
         return false;
       }
-      notices.push(
-        `${parameter.name}: “${excerpt(value)}” is not true or false, so it was ignored.`,
-      );
+      notices.push(notice(spec, "not_boolean", { name: parameter.name, excerpt: excerpt(value) }));
       return null;
     },
-    choice(parameter, value, notices) {
+    choice(parameter, value, notices, spec) {
       const word = value.toLowerCase();
       if (parameter.choices.includes(word) || (parameter.blank && word === "")) {
         return word;
       }
-      const listed = parameter.choices.join(", ");
-      notices.push(
-        `${parameter.name}: “${excerpt(value)}” is not one of ${listed}, so it was ignored.`,
-      );
+      notices.push(notChoice(spec, parameter.name, value, parameter.choices));
       return null;
     },
   };
@@ -202,13 +223,9 @@
       if (!params.has(parameter.name)) {
         continue;
       }
-      const all = params.getAll(parameter.name);
-      const value = strip(all[all.length - 1], spec);
-      const length = [...value].length;
-      if (length > spec.maxLength) {
-        notices.push(
-          `${parameter.name}: the value is ${length} characters long, so it was ignored.`,
-        );
+      const { value, refused } = lastValue(params, parameter.name, spec);
+      if (refused !== null) {
+        notices.push(refused);
         continue;
       }
       const parsed = READERS[parameter.kind](parameter, value, notices, spec);
@@ -228,32 +245,26 @@
    * What an exported page can show of a valid value of control `name`, from `limits` (the
    * page's config, app.export.page.page_limits: by control name, the `largest` value the
    * page carries, the only `steps` it carries, the one value it keeps `fixed`). Adds a
-   * notice for each change.
+   * notice for each change, from the template `limits.notices` holds for that limit
+   * (app.export.data.FIT_NOTICES), its numbers written by `shown`.
    */
   function fitToPage(name, value, limits, notices) {
+    const fit = (limit, values) =>
+      notices.push(text.fill(limits.notices[limit], { name, value: shown(value), ...values }));
     const largest = limits.largest?.[name];
     if (largest !== undefined && value > largest) {
-      notices.push(
-        `${name} = ${shown(value)} is above ${shown(largest)}, the largest ${name} this ` +
-          `offline page carries; using ${shown(largest)}.`,
-      );
+      fit("largest", { largest: shown(largest) });
       return largest;
     }
     const steps = limits.steps?.[name];
     if (steps !== undefined && !steps.includes(value)) {
       const nearest = steps[kernel.nearestIndex(steps, value)];
-      notices.push(
-        `${name} = ${shown(value)} is not one of this offline page's ${name} steps; ` +
-          `using ${shown(nearest)}.`,
-      );
+      fit("steps", { nearest: shown(nearest) });
       return nearest;
     }
     const fixed = limits.fixed?.[name];
     if (fixed !== undefined && value !== fixed) {
-      notices.push(
-        `${name} = ${shown(value)}: this offline page was exported with ${name} ` +
-          `${shown(fixed)}, so it keeps that one.`,
-      );
+      fit("fixed", { fixed: shown(fixed) });
       return fixed;
     }
     return value;
@@ -303,14 +314,9 @@
     if (!params.has(name)) {
       return { shown: null, notices: [] };
     }
-    const all = params.getAll(name);
-    const value = strip(all[all.length - 1], spec);
-    const length = [...value].length;
-    if (length > spec.maxLength) {
-      return {
-        shown: null,
-        notices: [`${name}: the value is ${length} characters long, so it was ignored.`],
-      };
+    const { value, refused } = lastValue(params, name, spec);
+    if (refused !== null) {
+      return { shown: null, notices: [refused] };
     }
     const found = [];
     const notices = [];
@@ -321,8 +327,7 @@
           found.push(word);
         }
       } else if (word !== "") {
-        const listed = shown.names.join(", ");
-        notices.push(`${name}: “${excerpt(word)}” is not one of ${listed}, so it was ignored.`);
+        notices.push(notChoice(spec, name, word, shown.names));
       }
     }
     return { shown: found.length ? found : null, notices };

@@ -12,7 +12,7 @@ import numpy as np
 from bokeh.layouts import column
 from bokeh.models import Div, HoverTool, LinearColorMapper, Model, Range1d
 
-from app.layout import HEATMAP_ASPECT, HISTOGRAM_HEIGHT
+from app.layout import HEATMAP_ASPECT, HISTOGRAM_HEIGHT, NOTICE_TITLE, SCENE_TITLE
 from app.model import SimulationModel
 from app.views.heatmap import TITLES, VIEW_COLUMNS, HeatmapView
 from app.views.histogram import DotProductHistograms, HistogramView
@@ -51,6 +51,16 @@ SCENE_STYLES = {
     "margin-bottom": "8px",
 }
 """The preset scene's box: the colours of the served page's info alert."""
+
+
+ALERT_TEXTS = {
+    "scene": SCENE_TITLE + ": {label}. {description}",
+    "notice": NOTICE_TITLE + ". {notices}",
+}
+"""The scene's and the notice's box as one line of text each, the served alert's title
+first (app.layout), as ``str.format`` templates that controller.js fills with text.js's
+``fill``: ``label`` and ``description`` are the preset's, ``notices`` the notices joined by
+spaces (as the served session joins them)."""
 
 
 def _hidden_text_box(name: str, styles: dict[str, str]) -> Div:

@@ -1,7 +1,9 @@
 """query.js reads URL query strings as app/query.py does, value for value and notice for
 notice, on every generated hostile link (tests/hostile_queries.py) and on random text;
 applies presets as SimulationState does; writes the URL as the served app does; then fits
-the values to the offline page's limits."""
+the values to the offline page's limits. Every notice, and the boxes controller.js puts
+them in, is written from a Python template the page receives as data: none is worded in
+the JavaScript."""
 
 from __future__ import annotations
 
@@ -14,12 +16,14 @@ import pytest
 from hostile_queries import digit_zeros, hostile_queries
 from tornado.httputil import parse_qs_bytes
 
-from app.export.data import build_export_data
+from app.export.data import FIT_NOTICES, build_export_data
 from app.export.page import page_limits, presets_spec
-from app.query import PARAMETER_NAMES, compose_search, parse_query, query_spec
+from app.export.views import ALERT_TEXTS
+from app.query import NOTICE_TEXTS, PARAMETER_NAMES, compose_search, parse_query, query_spec
 from app.state import SimulationState
 
-from .js_harness import Runner
+from .fill_templates import template_fields, unfillable
+from .js_harness import EXPORT_DIR, Runner
 
 SPEC = query_spec()
 PRESETS = presets_spec()
@@ -186,3 +190,50 @@ def test_presets_on_the_offline_page(node: Runner, query: str, preset: str, d_k:
         assert result["values"]["scaled"] is False
     if query in ("preset=collapse", "preset=collapse&d_k=1024"):
         assert any("the largest d_k this offline page carries" in t for t in result["notices"])
+
+
+TEMPLATES = {
+    **{f"app.query.NOTICE_TEXTS[{key!r}]": text for key, text in NOTICE_TEXTS.items()},
+    **{f"app.export.data.FIT_NOTICES[{key!r}]": text for key, text in FIT_NOTICES.items()},
+    **{f"app.export.views.ALERT_TEXTS[{key!r}]": text for key, text in ALERT_TEXTS.items()},
+}
+"""Every template the page's notices and their boxes are written from, by where it lives."""
+
+
+def test_every_notice_template_is_one_fill_writes() -> None:
+    assert unfillable(TEMPLATES) == []
+
+
+def test_fill_writes_each_notice_as_str_format_does(node: Runner) -> None:
+    """Each template with text in its plain fields and a fraction in its numeric ones."""
+    values = [
+        {name: 0.000123456789 if spec else f"<{name}> “x”" for name, spec in template_fields(t)}
+        for t in TEMPLATES.values()
+    ]
+    got = node([("text", "fill", [t, v]) for t, v in zip(TEMPLATES.values(), values, strict=True)])
+    expected = [t.format(**v) for t, v in zip(TEMPLATES.values(), values, strict=True)]
+    assert got == expected
+
+
+OLD_WORDING = (
+    "so it was ignored",
+    "is not a number",
+    "is not a finite number",
+    "is below the smallest",
+    "is above the largest",
+    "must be a whole number",
+    "is not true or false",
+    "characters long",
+    "offline page carries",
+    "steps; using",
+    "so it keeps that one",
+    "Some link values were adjusted",
+    "Preset scene",
+)
+"""Phrases of the notices and their boxes, which only the Python templates may word."""
+
+
+@pytest.mark.parametrize("script", ["query.js", "controller.js"])
+def test_no_notice_is_worded_in_the_javascript(script: str) -> None:
+    source = (EXPORT_DIR / script).read_text(encoding="utf-8")
+    assert [phrase for phrase in OLD_WORDING if phrase in source] == []
