@@ -206,8 +206,6 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         "assumptions": assumptions_config(),
         "training": training_spec(default_grid(), data.d_values),
         "presets": presets_spec(),
-        # The readouts' and histograms' templates, which text.js fills as the server does.
-        "texts": {"readouts": READOUT_TEXTS, "histograms": HISTOGRAM_TEXTS},
         "url_names": list(URL_NAMES),
         "heatmap": {
             "columns": VIEW_COLUMNS,
@@ -223,6 +221,8 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
             "curve_points": curve_points,
             "headroom": HISTOGRAM_HEADROOM,
         },
+        # The readouts' and histograms' templates, which text.js fills as the server does.
+        "texts": {"readouts": READOUT_TEXTS, "histograms": HISTOGRAM_TEXTS},
     }
 
 
