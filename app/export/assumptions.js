@@ -403,50 +403,62 @@
     return `${[...parts, "histogram"].join("_")}.csv`;
   }
 
-  /** app.views.assumptions._fmt: `digits` significant digits, a dash when not finite. */
-  function generalOrDash(x, digits) {
-    return Number.isFinite(x) ? text.formatGeneral(x, digits) : "—";
+  /**
+   * app.views.assumptions._fmt: `value` written by `template` (its `{value}` field), or
+   * `texts.missing` when it is not finite.
+   */
+  function finiteOrMissing(texts, template, value) {
+    return Number.isFinite(value) ? text.fill(template, { value }) : texts.missing;
   }
 
   /**
    * app.views.assumptions.assumptions_html: the law of q·k (expected against measured) and
-   * the softmax's overflow in the chosen format, for `state` and its frames; `threshold`
-   * is where exp overflows in the state's format.
+   * the softmax's overflow in the chosen format, for `state` and its frames, from `texts`
+   * (app.views.assumptions.ASSUMPTION_TEXTS, the section's config); `threshold` is where exp
+   * overflows in the state's format. The file has neither ρ nor QK-norm.
    */
-  function sectionReadoutsHtml(state, raw, scaled, weights, threshold) {
+  function sectionReadoutsHtml(texts, state, raw, scaled, weights, threshold) {
     const d = state.d_k;
     const [mean, variance] = dotProductMoments(d, state.sigma_q, state.sigma_k);
     const report = weights.report;
-    const error = report.maxAbsError;
     const tiles = [
-      text.tile("law-mean", "mean of raw q·k", generalOrDash(mean, 3), "expected ρ·d_k·σ_q·σ_k"),
       text.tile(
+        texts,
+        "law-mean",
+        texts.mean_label,
+        finiteOrMissing(texts, texts.mean, mean),
+        texts.mean_reference,
+      ),
+      text.tile(
+        texts,
         "law-std",
-        "std of q·k / √d_k",
-        text.formatFixed(scaled.std, 2),
-        `expected ${text.formatFixed(Math.sqrt(variance / d), 2)} ` +
-          `(raw ${text.formatGeneral(raw.expectedStd, 3)})`,
+        texts.std_label,
+        text.fill(texts.std, { value: scaled.std }),
+        text.fill(texts.std_reference, { expected: Math.sqrt(variance / d), raw: raw.expectedStd }),
       ),
       text.tile(
+        texts,
         "largest-logit",
-        "largest logit",
-        generalOrDash(weights.maxLogit, 4),
-        `exp overflows above ${text.formatFixed(threshold, 1)} in ${state.precision}`,
+        texts.logit_label,
+        finiteOrMissing(texts, texts.logit, weights.maxLogit),
+        text.fill(texts.logit_reference, { threshold, precision: state.precision }),
       ),
       text.tile(
+        texts,
         "precision-non-finite",
-        "non-finite weights (inf/NaN)",
-        text.formatThousands(report.nonFinite),
-        `of ${text.formatThousands(report.size)}`,
+        texts.non_finite_label,
+        text.fill(texts.non_finite, { value: report.nonFinite }),
+        text.fill(texts.non_finite_reference, { size: report.size }),
       ),
       text.tile(
+        texts,
         "precision-error",
-        "largest |weight − float64|",
-        Number.isNaN(error) ? "—" : text.formatGeneral(error, 2),
-        "over the finite weights",
+        texts.error_label,
+        text.numberOrMissing(texts, texts.error, report.maxAbsError),
+        texts.error_reference,
       ),
     ];
-    return `<div class="readouts assumptions-readouts">${tiles.join("")}</div>`;
+    return text.fill(texts.section, { tiles: tiles.join("") });
   }
 
   return {

@@ -23,7 +23,7 @@ from app.export.lesson import markdown_html
 from app.export.widgets import OFFLINE_CONTROLS, section_controls
 from app.lesson import ASSUMPTIONS_TITLE
 from app.model import SimulationModel
-from app.views.assumptions import EXPLANATION, SECTION_CSS, assumptions_html
+from app.views.assumptions import ASSUMPTION_TEXTS, EXPLANATION, SECTION_CSS, assumptions_html
 from app.views.heatmap import MASK_LABEL, OVERFLOW_COLOUR, OVERFLOW_LABEL
 
 SECTION = "assumptions"
@@ -90,7 +90,8 @@ def section_css() -> str:
 
 def assumptions_config() -> dict:
     """What assumptions.js needs: each format's exp overflow threshold, the CSV columns and
-    file-name rules of app/data_out.py, and the overflow layer's words."""
+    file-name rules of app/data_out.py, the overflow layer's words and the templates of the
+    section's readouts (app.views.assumptions)."""
     return {
         "section": SECTION,
         "title": ASSUMPTIONS_TITLE,
@@ -106,4 +107,5 @@ def assumptions_config() -> dict:
             "defaults": {name: CONTROL_BY_NAME[name].default for name in MATRIX_NAME_CONTROLS},
         },
         "overflow": {"label": OVERFLOW_LABEL, "mask_label": MASK_LABEL, "colour": OVERFLOW_COLOUR},
+        "texts": ASSUMPTION_TEXTS,
     }

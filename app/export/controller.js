@@ -367,6 +367,7 @@
       const { raw, scaled, weights } = this.frames;
       const threshold = SECTION.overflow_thresholds[this.state.precision];
       document.getElementById("sdpa-assumptions-readouts").innerHTML = A.sectionReadoutsHtml(
+        SECTION.texts,
         this.state,
         raw,
         scaled,
@@ -649,9 +650,10 @@
       if (parts.has(PART.weights) || parts.has(PART.histograms)) {
         const { raw, scaled, weights } = this.frames;
         const lessonLaw = this.lessonLaw();
-        // Markup built from numbers and fixed words only (text.js), never from the URL; the
-        // thresholds are the config's (app.controls_spec).
-        this.readouts.innerHTML = T.readoutsHtml(d, raw, scaled, weights, CONFIG, lessonLaw);
+        // Markup built from numbers and the config's templates only (text.js), never from
+        // the URL; the thresholds are the config's too (app.controls_spec).
+        const texts = CONFIG.texts.readouts;
+        this.readouts.innerHTML = T.readoutsHtml(texts, d, raw, scaled, weights, CONFIG, lessonLaw);
       }
     }
 
@@ -711,7 +713,8 @@
     /** The raw and the scaled histogram: frames, models and words by the same name. */
     renderHistograms() {
       const { raw, scaled } = this.frames;
-      const titles = T.histogramTitles(this.state.d_k, raw, scaled, this.lessonLaw());
+      const texts = CONFIG.texts.histograms;
+      const titles = T.histogramTitles(texts, this.state.d_k, raw, scaled, this.lessonLaw());
       for (const [which, words] of Object.entries(titles)) {
         this.renderHistogram(which, this.frames[which], words.title, words.curve);
       }

@@ -76,7 +76,8 @@ from app.views.heatmap import (
     VIEW_COLUMNS,
     WEIGHTS_PALETTE,
 )
-from app.views.readouts import READOUT_CSS
+from app.views.histogram import HISTOGRAM_TEXTS
+from app.views.readouts import READOUT_CSS, READOUT_TEXTS
 from app.views.training_grid import CSS as TRAINING_CSS
 
 ASSETS = Path(__file__).resolve().parent
@@ -221,6 +222,8 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
             "curve_points": curve_points,
             "headroom": HISTOGRAM_HEADROOM,
         },
+        # The readouts' and histograms' templates, which text.js fills as the server does.
+        "texts": {"readouts": READOUT_TEXTS, "histograms": HISTOGRAM_TEXTS},
     }
 
 

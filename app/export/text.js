@@ -1,8 +1,10 @@
 /*
  * sdpa-sim export text: the words and numbers an exported page writes, as the server
- * writes them. Python's number formats (".1f", ".3g", "g"), the readout tiles of
- * app.views.readouts, the histogram titles of app.views.histogram. Every string is built
- * from numbers and fixed words only, never from the URL. In the page it is
+ * writes them. Python's number formats (".1f", ".3g", "g") and its str.format (`fill`);
+ * the readout tiles of app.views.readouts and the histogram titles of app.views.histogram,
+ * whose words and formats it receives as data (`texts`: the templates those modules own,
+ * handed over in the page's config) and fills from numbers: the logic of which text applies
+ * is here, the texts are not. Nothing is built from the URL. In the page it is
  * window.SdpaText; under Node, module.exports.
  */
 (function (root, factory) {
@@ -167,141 +169,167 @@
     });
   }
 
-  /** app.views.readouts._number: `places` decimals, or a dash for NaN (no finite row). */
-  function formatOrDash(x, places) {
-    return Number.isNaN(x) ? "—" : formatFixed(x, places);
+  /**
+   * app.views.readouts._number: `value` written by `template` (its `{value}` field), or
+   * `texts.missing` for NaN (no finite row).
+   */
+  function numberOrMissing(texts, template, value) {
+    return Number.isNaN(value) ? texts.missing : fill(template, { value });
   }
 
   /**
-   * app.views.readouts.verdict: one sentence naming the regime the weights are in.
-   * `thresholds` holds app.controls_spec's `one_hot_threshold` and
-   * `uniform_entropy_fraction` (the page's config, from page_spec).
+   * app.views.readouts.verdict: one sentence naming the regime the weights are in, from
+   * `texts` (app.views.readouts.READOUT_TEXTS). `thresholds` holds app.controls_spec's
+   * `one_hot_threshold` and `uniform_entropy_fraction` (the page's config, from page_spec).
    */
-  function verdict(meanMaxWeight, meanEntropy, uniformEntropy, thresholds) {
+  function verdict(texts, meanMaxWeight, meanEntropy, uniformEntropy, thresholds) {
     if (Number.isNaN(meanMaxWeight)) {
-      return "Every row overflowed: the softmax gave inf or NaN weights.";
+      return texts.verdict_overflowed;
     }
     if (meanMaxWeight >= thresholds.one_hot_threshold) {
-      return "Rows are nearly one-hot: the softmax has collapsed and its gradient vanishes.";
+      return texts.verdict_one_hot;
     }
     if (uniformEntropy > 0 && meanEntropy >= thresholds.uniform_entropy_fraction * uniformEntropy) {
-      return "Rows are nearly uniform: every key gets about the same weight.";
+      return texts.verdict_uniform;
     }
-    return "Rows spread their weight over several keys: the softmax is in its useful range.";
+    return texts.verdict_useful;
   }
 
-  /** app.views.readouts._tile: one readout's markup (label, value, what it compares with). */
-  function tile(testId, label, value, reference) {
-    return (
-      `<div class="readout" data-testid="${testId}"><div class="label">${label}</div>` +
-      `<div class="value">${value}</div><div class="ref">${reference}</div></div>`
-    );
+  /**
+   * app.views.readouts._tile: one readout's markup (label, value, what it compares with),
+   * from the `tile` template of `texts`.
+   */
+  function tile(texts, testId, label, value, reference) {
+    return fill(texts.tile, { test_id: testId, label, value, reference });
   }
 
   /**
    * app.views.readouts.spread_references: √d_k and 1 under the lesson's law (`lessonLaw`),
-   * else the expected stds of the histograms' laws.
+   * else the expected stds of the histograms' laws (the file has no QK-norm).
    */
-  function spreadReferences(d, raw, scaled, lessonLaw) {
+  function spreadReferences(texts, d, raw, scaled, lessonLaw) {
     if (lessonLaw) {
-      return [`√d_k = ${formatFixed(Math.sqrt(d), 1)}`, "target 1.0"];
+      return [fill(texts.lesson_raw_reference, { sqrt_d_k: Math.sqrt(d) }), texts.lesson_scaled_reference];
     }
-    return [`expected ${formatFixed(raw.expectedStd, 1)}`, `expected ${formatFixed(scaled.expectedStd, 2)}`];
+    return [
+      fill(texts.raw_reference, { std: raw.expectedStd }),
+      fill(texts.scaled_reference, { std: scaled.expectedStd }),
+    ];
   }
 
   /**
    * app.views.readouts.precision_tiles: non-finite weights and the largest difference from
    * float64, when the softmax is not the lesson's.
    */
-  function precisionTiles(weights) {
+  function precisionTiles(texts, weights) {
     const report = weights.report;
     if (!report || (weights.precision === "float64" && weights.stable)) {
       return [];
     }
-    const how = weights.precision + (weights.stable ? "" : ", no max subtraction");
-    const error = report.maxAbsError;
+    const reference = fill(texts.non_finite_reference, {
+      size: report.size,
+      precision: weights.precision,
+      unstable: weights.stable ? "" : texts.unstable,
+    });
     return [
       tile(
+        texts,
         "non-finite",
-        "non-finite weights (inf/NaN)",
-        formatThousands(report.nonFinite),
-        `of ${formatThousands(report.size)} · ${how}`,
+        texts.non_finite_label,
+        fill(texts.non_finite, { value: report.nonFinite }),
+        reference,
       ),
       tile(
+        texts,
         "max-error",
-        "largest |weight − float64|",
-        Number.isNaN(error) ? "—" : formatGeneral(error, 2),
-        "over the finite weights",
+        texts.error_label,
+        numberOrMissing(texts, texts.error, report.maxAbsError),
+        texts.error_reference,
       ),
     ];
   }
 
   /**
-   * app.views.readouts.readouts_html for one state: `raw` and `scaled` are histogram frames,
-   * `weights` a weights frame (numbers only go into the markup), `thresholds` as for
-   * verdict; `lessonLaw` whether q and k follow the lesson's law (σ = 1).
+   * app.views.readouts.readouts_html for one state, from `texts` (READOUT_TEXTS): `raw` and
+   * `scaled` are histogram frames, `weights` a weights frame (numbers only go into the
+   * markup), `thresholds` as for verdict; `lessonLaw` whether q and k follow the lesson's
+   * law (σ = 1).
    */
-  function readoutsHtml(d, raw, scaled, weights, thresholds, lessonLaw = true) {
-    const [rawReference, scaledReference] = spreadReferences(d, raw, scaled, lessonLaw);
+  function readoutsHtml(texts, d, raw, scaled, weights, thresholds, lessonLaw = true) {
+    const [rawReference, scaledReference] = spreadReferences(texts, d, raw, scaled, lessonLaw);
     const tiles = [
-      tile("std-raw", "std of raw q·k", formatFixed(raw.std, 1), rawReference),
-      tile("std-scaled", "std of q·k / √d_k", formatFixed(scaled.std, 1), scaledReference),
+      tile(texts, "std-raw", texts.std_raw_label, fill(texts.std, { value: raw.std }), rawReference),
       tile(
+        texts,
+        "std-scaled",
+        texts.std_scaled_label,
+        fill(texts.std, { value: scaled.std }),
+        scaledReference,
+      ),
+      tile(
+        texts,
         "max-weight",
-        "mean max weight per row",
-        formatOrDash(weights.meanMaxWeight, 3),
-        `uniform ${formatFixed(weights.uniformMaxWeight, 3)} · one-hot 1`,
+        texts.max_weight_label,
+        numberOrMissing(texts, texts.max_weight, weights.meanMaxWeight),
+        fill(texts.max_weight_reference, { uniform: weights.uniformMaxWeight }),
       ),
       tile(
+        texts,
         "entropy",
-        "mean row entropy (nats)",
-        formatOrDash(weights.meanEntropy, 2),
-        `uniform ${formatFixed(weights.uniformEntropy, 2)} · one-hot 0`,
+        texts.entropy_label,
+        numberOrMissing(texts, texts.entropy, weights.meanEntropy),
+        fill(texts.entropy_reference, { uniform: weights.uniformEntropy }),
       ),
-      ...precisionTiles(weights),
+      ...precisionTiles(texts, weights),
     ];
     let sentence = verdict(
+      texts,
       weights.meanMaxWeight,
       weights.meanEntropy,
       weights.uniformEntropy,
       thresholds,
     );
     if (weights.report?.nonFinite && !Number.isNaN(weights.meanMaxWeight)) {
-      sentence += " Rows with an inf or NaN weight are left out of these means.";
+      sentence += texts.left_out;
     }
-    return (
-      `<div class="readouts">${tiles.join("")}</div>` +
-      `<p class="verdict" data-testid="verdict">${sentence}</p>`
-    );
-  }
-
-  /** app.views.histogram.normal_label: "Normal(mean, variance)" in three digits. */
-  function normalLabel(frame) {
-    return `Normal(${formatGeneral((frame.expectedMean || 0) + 0.0, 3)}, ${formatGeneral(frame.expectedStd ** 2, 3)})`;
+    return fill(texts.readouts, { tiles: tiles.join(""), sentence });
   }
 
   /**
-   * Title and curve label of each of the two histograms (app.views.histogram), under the
-   * lesson's law (`lessonLaw`) or the law of the frames `raw` and `scaled`.
+   * app.views.histogram.normal_label: a frame's normal law (mean and variance in three
+   * digits), from the `normal_label` template of `texts` (HISTOGRAM_TEXTS).
    */
-  function histogramTitles(d, raw, scaled, lessonLaw = true) {
+  function normalLabel(texts, frame) {
+    // Adding 0.0 turns -0 into 0, as the server does ("no -0").
+    const mean = (frame.expectedMean || 0) + 0.0;
+    return fill(texts.normal_label, { mean, variance: frame.expectedStd ** 2 });
+  }
+
+  /**
+   * Title and curve label of each of the two histograms (app.views.histogram), from `texts`
+   * (HISTOGRAM_TEXTS), under the lesson's law (`lessonLaw`) or the law of the frames `raw`
+   * and `scaled`.
+   */
+  function histogramTitles(texts, d, raw, scaled, lessonLaw = true) {
     if (lessonLaw) {
       return {
         raw: {
-          title: `Raw q·k at d_k = ${d}: std ≈ √d_k = ${formatGeneral(d ** 0.5, 3)}`,
-          curve: `Normal(0, ${d})`,
+          title: fill(texts.lesson_raw_title, { d_k: d, sqrt_d_k: d ** 0.5 }),
+          curve: fill(texts.lesson_raw_curve, { d_k: d }),
         },
-        scaled: { title: `Scaled q·k / √d_k at d_k = ${d}: std ≈ 1`, curve: "Normal(0, 1)" },
+        scaled: { title: fill(texts.lesson_scaled_title, { d_k: d }), curve: texts.lesson_scaled_curve },
       };
     }
+    // The file has no QK-norm (a served-only control): nothing to mark in the titles.
+    const normed = "";
     return {
       raw: {
-        title: `Raw q·k at d_k = ${d}: std ≈ ${formatGeneral(raw.expectedStd, 3)}`,
-        curve: normalLabel(raw),
+        title: fill(texts.raw_title, { normed, d_k: d, std: raw.expectedStd }),
+        curve: normalLabel(texts, raw),
       },
       scaled: {
-        title: `Scaled q·k / √d_k at d_k = ${d}: std ≈ ${formatGeneral(scaled.expectedStd, 3)}`,
-        curve: normalLabel(scaled),
+        title: fill(texts.scaled_title, { normed, d_k: d, std: scaled.expectedStd }),
+        curve: normalLabel(texts, scaled),
       },
     };
   }
@@ -311,6 +339,7 @@
     formatFixed,
     formatGeneral,
     formatThousands,
+    numberOrMissing,
     tile,
     verdict,
     readoutsHtml,

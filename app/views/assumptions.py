@@ -15,7 +15,7 @@ from app.derived import expected_moments, law_of
 from app.flow import grid
 from app.model import HISTOGRAMS, WEIGHTS, SimulationModel
 from app.views.markup import ServerMarkup
-from app.views.readouts import READOUT_CSS, _tile
+from app.views.readouts import MISSING, READOUT_CSS, READOUT_TEXTS, TILE_HTML, _number, _tile
 
 EXPLANATION = """\
 ### When the assumptions break
@@ -40,14 +40,45 @@ exp, the row sum and the division run in it.
 SECTION_CSS = ".assumptions-readouts { margin: 4px 0; }"
 
 
-def _fmt(value: float, digits: int = 3) -> str:
-    return "—" if not math.isfinite(value) else f"{value:.{digits}g}"
+ASSUMPTION_TEXTS = {
+    "tile": TILE_HTML,
+    "section": '<div class="readouts assumptions-readouts">{tiles}</div>',
+    "missing": MISSING,
+    "mean_label": "mean of raw q·k",
+    "mean": "{value:.3g}",
+    "mean_reference": "expected ρ·d_k·σ_q·σ_k",
+    "qk_norm_mean_reference": "expected ρ·d_k (QK-norm)",
+    "std_label": READOUT_TEXTS["std_scaled_label"],
+    "std": "{value:.2f}",
+    "std_reference": "expected {expected:.2f} (raw {raw:.3g})",
+    "logit_label": "largest logit",
+    "logit": "{value:.4g}",
+    "logit_reference": "exp overflows above {threshold:.1f} in {precision}",
+    # The readouts' own words for the same two numbers (app.views.readouts).
+    "non_finite_label": READOUT_TEXTS["non_finite_label"],
+    "non_finite": READOUT_TEXTS["non_finite"],
+    "non_finite_reference": "of {size:,}",
+    "error_label": READOUT_TEXTS["error_label"],
+    "error": READOUT_TEXTS["error"],
+    "error_reference": READOUT_TEXTS["error_reference"],
+}
+"""Every word, number format and piece of markup of the section's readouts, as
+``str.format`` templates with named fields; what it shares with the readouts (the tile, the
+dash, the precision tiles' words) is theirs. The offline page receives them as data
+(``config["assumptions"]["texts"]``) and assumptions.js fills them as :meth:`str.format`
+does."""
+
+
+def _fmt(template: str, value: float) -> str:
+    """``value`` written by ``template``, or the dash when it is not finite."""
+    return MISSING if not math.isfinite(value) else template.format(value=value)
 
 
 def assumptions_html(model: SimulationModel) -> str:
     """The section's readouts: the law of q·k (expected vs measured) and the softmax's
     overflow in the chosen format, as HTML built from numbers only."""
     state, weights = model.state, model.weights
+    texts = ASSUMPTION_TEXTS
     law = law_of(state)
     mean, variance = expected_moments(state.d_k, law)
     raw, scaled = model.raw_histogram, model.scaled_histogram
@@ -59,36 +90,38 @@ def assumptions_html(model: SimulationModel) -> str:
     tiles = [
         _tile(
             "law-mean",
-            "mean of raw q·k",
-            _fmt(float(mean), 3),
-            "expected ρ·d_k·σ_q·σ_k" if not law.qk_norm else "expected ρ·d_k (QK-norm)",
+            texts["mean_label"],
+            _fmt(texts["mean"], float(mean)),
+            texts["mean_reference"] if not law.qk_norm else texts["qk_norm_mean_reference"],
         ),
         _tile(
             "law-std",
-            "std of q·k / √d_k",
-            f"{scaled.std:.2f}",
-            f"expected {math.sqrt(variance / state.d_k):.2f} (raw {raw.expected_std:.3g})",
+            texts["std_label"],
+            texts["std"].format(value=scaled.std),
+            texts["std_reference"].format(
+                expected=math.sqrt(variance / state.d_k), raw=raw.expected_std
+            ),
         ),
         _tile(
             "largest-logit",
-            "largest logit",
-            _fmt(weights.max_logit, 4),
-            f"exp overflows above {threshold:.1f} in {state.precision}",
+            texts["logit_label"],
+            _fmt(texts["logit"], weights.max_logit),
+            texts["logit_reference"].format(threshold=threshold, precision=state.precision),
         ),
         _tile(
             "precision-non-finite",
-            "non-finite weights (inf/NaN)",
-            f"{non_finite:,}",
-            f"of {size:,}",
+            texts["non_finite_label"],
+            texts["non_finite"].format(value=non_finite),
+            texts["non_finite_reference"].format(size=size),
         ),
         _tile(
             "precision-error",
-            "largest |weight − float64|",
-            "—" if math.isnan(error) else f"{error:.2g}",
-            "over the finite weights",
+            texts["error_label"],
+            _number(texts["error"], error),
+            texts["error_reference"],
         ),
     ]
-    return f'<div class="readouts assumptions-readouts">{"".join(tiles)}</div>'
+    return texts["section"].format(tiles="".join(tiles))
 
 
 class AssumptionsView:

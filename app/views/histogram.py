@@ -13,6 +13,21 @@ from app.views.style import legend_above, view_figure, without_glyph_copies
 BAR_COLOUR = "#4c78a8"
 CURVE_COLOUR = "#e45756"
 
+HISTOGRAM_TEXTS = {
+    # The titles keep "at d_k = …:" (pages and tests wait on it).
+    "lesson_raw_title": "Raw q·k at d_k = {d_k}: std ≈ √d_k = {sqrt_d_k:.3g}",
+    "lesson_raw_curve": "Normal(0, {d_k})",
+    "lesson_scaled_title": "Scaled q·k / √d_k at d_k = {d_k}: std ≈ 1",
+    "lesson_scaled_curve": "Normal(0, 1)",
+    "raw_title": "Raw q·k{normed} at d_k = {d_k}: std ≈ {std:.3g}",
+    "scaled_title": "Scaled q·k / √d_k{normed} at d_k = {d_k}: std ≈ {std:.3g}",
+    "qk_norm": " (QK-norm)",
+    "normal_label": "Normal({mean:.3g}, {variance:.3g})",
+}
+"""The histograms' titles and curve labels, as ``str.format`` templates with named fields.
+The offline page receives them as data (``config["texts"]``) and text.js fills them as
+:meth:`str.format` does."""
+
 
 class HistogramView:
     """One histogram (bars) with the density of its theoretical normal law drawn over it."""
@@ -99,29 +114,29 @@ class DotProductHistograms:
         if HISTOGRAMS not in parts:
             return
         d_k = model.state.d_k
+        texts = HISTOGRAM_TEXTS
         if law_of(model.state) == LESSON_LAW:
             self.raw.show(
                 model.raw_histogram,
-                f"Raw q·k at d_k = {d_k}: std ≈ √d_k = {d_k**0.5:.3g}",
-                f"Normal(0, {d_k})",
+                texts["lesson_raw_title"].format(d_k=d_k, sqrt_d_k=d_k**0.5),
+                texts["lesson_raw_curve"].format(d_k=d_k),
             )
             self.scaled.show(
                 model.scaled_histogram,
-                f"Scaled q·k / √d_k at d_k = {d_k}: std ≈ 1",
-                "Normal(0, 1)",
+                texts["lesson_scaled_title"].format(d_k=d_k),
+                texts["lesson_scaled_curve"],
             )
             return
-        # The titles keep "at d_k = …:" (pages and tests wait on it).
-        normed = " (QK-norm)" if model.state.qk_norm else ""
+        normed = texts["qk_norm"] if model.state.qk_norm else ""
         raw, scaled = model.raw_histogram, model.scaled_histogram
         self.raw.show(
             raw,
-            f"Raw q·k{normed} at d_k = {d_k}: std ≈ {raw.expected_std:.3g}",
+            texts["raw_title"].format(normed=normed, d_k=d_k, std=raw.expected_std),
             normal_label(raw),
         )
         self.scaled.show(
             scaled,
-            f"Scaled q·k / √d_k{normed} at d_k = {d_k}: std ≈ {scaled.expected_std:.3g}",
+            texts["scaled_title"].format(normed=normed, d_k=d_k, std=scaled.expected_std),
             normal_label(scaled),
         )
 
@@ -129,4 +144,4 @@ class DotProductHistograms:
 def normal_label(frame: HistogramFrame) -> str:
     """``Normal(mean, variance)`` of a histogram's curve, in three significant digits."""
     mean = frame.expected_mean + 0.0  # no "-0"
-    return f"Normal({mean:.3g}, {frame.expected_std**2:.3g})"
+    return HISTOGRAM_TEXTS["normal_label"].format(mean=mean, variance=frame.expected_std**2)

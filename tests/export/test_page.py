@@ -132,6 +132,17 @@ def test_heatmap_draws_only_the_current_view() -> None:
     )
 
 
+def test_the_config_carries_the_servers_templates(html: str) -> None:
+    """text.js and assumptions.js fill the templates of the modules that own the words."""
+    from app.views.assumptions import ASSUMPTION_TEXTS
+    from app.views.histogram import HISTOGRAM_TEXTS
+    from app.views.readouts import READOUT_TEXTS
+
+    config = config_of(html)
+    assert config["texts"] == {"readouts": READOUT_TEXTS, "histograms": HISTOGRAM_TEXTS}
+    assert config["assumptions"]["texts"] == ASSUMPTION_TEXTS
+
+
 def test_readouts_start_as_the_servers(html: str) -> None:
     from app.model import SimulationModel
     from app.views.readouts import readouts_html

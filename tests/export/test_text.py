@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 from app.controls_spec import page_spec
+from app.export.assumptions import assumptions_config
+from app.export.page import ASSETS
 from app.model import SimulationModel
 from app.state import SimulationState
-from app.views.histogram import DotProductHistograms
-from app.views.readouts import readouts_html, verdict
+from app.views.assumptions import ASSUMPTION_TEXTS, assumptions_html
+from app.views.histogram import HISTOGRAM_TEXTS, DotProductHistograms
+from app.views.readouts import READOUT_TEXTS, readouts_html, verdict
 
 from .fill_templates import unfillable
 from .js_harness import Runner
@@ -21,6 +25,13 @@ TIES = [0.0625, 0.125, 0.375, 2.5, 3.5, 0.5, 1.5, 1234565.0, 123456.5, 0.0009765
 
 THRESHOLDS = {key: page_spec()[key] for key in ("one_hot_threshold", "uniform_entropy_fraction")}
 """The readout thresholds as the page's config hands them to text.js."""
+
+CATALOGUES = {
+    "readouts": READOUT_TEXTS,
+    "histograms": HISTOGRAM_TEXTS,
+    "assumptions": ASSUMPTION_TEXTS,
+}
+"""The templates the offline page receives as data, by the module that owns them."""
 
 SPECIAL = [0.0, -0.0, -0.04, 9.96, 99.95, 999.9995, 1e-5, 1e-4, 1e16, 1e22, 1e300, 5e-324]
 
@@ -46,44 +57,92 @@ def test_format_general_matches_python(node: Runner, precision: int) -> None:
     assert got == [format(x, f".{precision}g") for x in numbers]
 
 
-@pytest.mark.parametrize(
-    ("d_k", "scaled", "temperature", "n", "causal"),
-    [(64, True, 1.0, 32, False), (512, False, 1.0, 16, False), (4, True, 20.0, 128, True)],
-)
-def test_readouts_html_matches_the_servers(
-    node: Runner, d_k: int, scaled: bool, temperature: float, n: int, causal: bool
-) -> None:
-    model = SimulationModel(
-        SimulationState(d_k=d_k, scaled=scaled, temperature=temperature, n=n, causal=causal)
-    )
+def _weights_frame(model: SimulationModel) -> dict:
+    """The model's weights as text.js reads a weights frame (its numbers only)."""
     weights = model.weights
     frame = {
         "meanMaxWeight": weights.mean_max_weight,
         "meanEntropy": weights.mean_entropy,
         "uniformEntropy": weights.uniform_entropy,
         "uniformMaxWeight": weights.uniform_max_weight,
+        "precision": weights.precision,
+        "stable": weights.stable,
+        "maxLogit": weights.max_logit,
     }
-    (html,) = node(
-        [
-            (
-                "text",
-                "readoutsHtml",
-                [
-                    d_k,
-                    {"std": model.raw_histogram.std},
-                    {"std": model.scaled_histogram.std},
-                    frame,
-                    THRESHOLDS,
-                ],
-            )
-        ]
+    report = weights.precision_report
+    if report is not None:
+        frame["report"] = {
+            "nonFinite": report.non_finite,
+            "size": report.size,
+            "maxAbsError": report.max_abs_error,
+        }
+    return frame
+
+
+def _histogram_frames(model: SimulationModel) -> tuple[dict, dict]:
+    """The model's raw and scaled histograms as text.js reads them."""
+    return tuple(
+        {"std": frame.std, "expectedStd": frame.expected_std, "expectedMean": frame.expected_mean}
+        for frame in (model.raw_histogram, model.scaled_histogram)
     )
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"d_k": 64, "scaled": True, "temperature": 1.0, "n": 32, "causal": False},
+        {"d_k": 512, "scaled": False, "temperature": 1.0, "n": 16, "causal": False},
+        {"d_k": 4, "scaled": True, "temperature": 20.0, "n": 128, "causal": True},
+        # Another law, another format: the references are the expected stds, with the
+        # precision tiles (an overflow without the max subtraction).
+        {"d_k": 512, "scaled": False, "precision": "float16", "subtract_max": False},
+        {"d_k": 256, "sigma_q": 2.0, "sigma_k": 0.5, "precision": "bfloat16", "causal": True},
+        {"d_k": 16, "precision": "float32", "n": 8},
+    ],
+)
+def test_readouts_html_matches_the_servers(node: Runner, values: dict) -> None:
+    model = SimulationModel(SimulationState(**values))
+    state = model.state
+    raw, scaled = _histogram_frames(model)
+    lesson_law = state.sigma_q == 1 and state.sigma_k == 1
+    args = [READOUT_TEXTS, state.d_k, raw, scaled, _weights_frame(model), THRESHOLDS, lesson_law]
+    (html,) = node([("text", "readoutsHtml", args)])
     assert html == readouts_html(model)
 
 
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        {"d_k": 512, "scaled": False, "precision": "float16", "subtract_max": False},
+        {"sigma_q": 2.0, "sigma_k": 0.5, "temperature": 0.5, "n": 8, "precision": "bfloat16"},
+        {"d_k": 1024, "scaled": False, "temperature": 0.05, "precision": "float16"},
+    ],
+)
+def test_section_readouts_html_matches_the_servers(node: Runner, values: dict) -> None:
+    model = SimulationModel(SimulationState(**values))
+    state = {name: getattr(model.state, name) for name in ("d_k", "sigma_q", "sigma_k")}
+    state["precision"] = model.state.precision
+    threshold = assumptions_config()["overflow_thresholds"][model.state.precision]
+    raw, scaled = _histogram_frames(model)
+    weights = _weights_frame(model)
+    weights.setdefault("report", {"nonFinite": 0, "size": model.weights.weights.size})
+    weights["report"].setdefault("maxAbsError", 0.0)
+    args = [ASSUMPTION_TEXTS, state, raw, scaled, weights, threshold]
+    (html,) = node([("assumptions", "sectionReadoutsHtml", args)])
+    assert html == assumptions_html(model)
+
+
 def test_verdict_matches_the_servers(node: Runner) -> None:
-    cases = [(0.95, 0.1, 3.0), (0.9, 0.2, 3.0), (0.2, 2.9, 3.0), (0.2, 2.84, 3.0), (0.5, 0.0, 0.0)]
-    got = node([("text", "verdict", [*case, THRESHOLDS]) for case in cases])
+    cases = [
+        (0.95, 0.1, 3.0),
+        (0.9, 0.2, 3.0),
+        (0.2, 2.9, 3.0),
+        (0.2, 2.84, 3.0),
+        (0.5, 0.0, 0.0),
+        (math.nan, math.nan, 3.0),
+    ]
+    got = node([("text", "verdict", [READOUT_TEXTS, *case, THRESHOLDS]) for case in cases])
     assert got == [verdict(*case) for case in cases]
 
 
@@ -91,21 +150,98 @@ def test_verdict_follows_the_thresholds_it_is_handed(node: Runner) -> None:
     lowered = {"one_hot_threshold": 0.5, "uniform_entropy_fraction": 0.5}
     one_hot, uniform = node(
         [
-            ("text", "verdict", [0.6, 0.1, 3.0, lowered]),
-            ("text", "verdict", [0.2, 1.6, 3.0, lowered]),
+            ("text", "verdict", [READOUT_TEXTS, 0.6, 0.1, 3.0, lowered]),
+            ("text", "verdict", [READOUT_TEXTS, 0.2, 1.6, 3.0, lowered]),
         ]
     )
-    assert one_hot.startswith("Rows are nearly one-hot")
-    assert uniform.startswith("Rows are nearly uniform")
+    assert one_hot == READOUT_TEXTS["verdict_one_hot"]
+    assert uniform == READOUT_TEXTS["verdict_uniform"]
 
 
 @pytest.mark.parametrize("d_k", [1, 2, 3, 45, 64, 181, 512, 1024])
 def test_histogram_titles_match_the_servers(node: Runner, d_k: int) -> None:
     views = DotProductHistograms(SimulationModel(SimulationState(d_k=d_k)))
-    (titles,) = node([("text", "histogramTitles", [d_k])])
+    (titles,) = node([("text", "histogramTitles", [HISTOGRAM_TEXTS, d_k])])
     for which, view in (("raw", views.raw), ("scaled", views.scaled)):
         assert titles[which]["title"] == view.figure.title.text
         assert titles[which]["curve"] == view.figure.legend[0].items[1].label.value
+
+
+@pytest.mark.parametrize(
+    "values", [{"sigma_q": 2.0, "sigma_k": 0.5}, {"sigma_q": 0.25, "sigma_k": 4.0, "d_k": 3}]
+)
+def test_histogram_titles_under_another_law_match_the_servers(node: Runner, values: dict) -> None:
+    model = SimulationModel(SimulationState(**values))
+    views = DotProductHistograms(model)
+    raw, scaled = _histogram_frames(model)
+    args = [HISTOGRAM_TEXTS, model.state.d_k, raw, scaled, False]
+    (titles,) = node([("text", "histogramTitles", args)])
+    for which, view in (("raw", views.raw), ("scaled", views.scaled)):
+        assert titles[which]["title"] == view.figure.title.text
+        assert titles[which]["curve"] == view.figure.legend[0].items[1].label.value
+
+
+@pytest.mark.parametrize("name", CATALOGUES)
+def test_every_template_the_page_receives_is_fillable(name: str) -> None:
+    assert unfillable(CATALOGUES[name]) == []
+
+
+FORMER_WORDS = (
+    "one-hot",
+    "uniform",
+    "overflowed",
+    "Rows",
+    "useful range",
+    "std of",
+    "mean max",
+    "entropy (nats)",
+    "non-finite weights",
+    "largest logit",
+    "largest |weight",
+    "target",
+    "expected",
+    "max subtraction",
+    "finite weights",
+    "left out",
+    "√d_k",
+    "Normal(",
+    "Raw q·k",
+    "Scaled q·k",
+    "std ≈",
+    "mean of",
+    "exp overflows",
+    "ρ·d_k",
+    "—",
+)
+"""Words the readouts' and histograms' JavaScript once carried a copy of."""
+
+JS_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`')
+"""A string literal of the export's JavaScript: double, single or back quotes."""
+
+
+def _string_literals(script: str) -> list[str]:
+    """The string literals of ``script``, its comments left out (they may name the words)."""
+    code = re.sub(r"/\*.*?\*/", "", script, flags=re.DOTALL)
+    code = re.sub(r"(?m)^\s*//.*$|\s//.*$", "", code)
+    return JS_STRING.findall(code)
+
+
+@pytest.mark.parametrize("script", ["text.js", "assumptions.js"])
+def test_the_scripts_carry_no_copy_of_the_servers_words(script: str) -> None:
+    literals = _string_literals((ASSETS / script).read_text(encoding="utf-8"))
+    assert literals, "the literal finder found nothing: it no longer reads the script"
+    found = sorted({word for word in FORMER_WORDS for text in literals if word in text})
+    assert found == [], f"{script} writes the server's words itself: {found}"
+    # Nor any other fixed part of a template the page receives.
+    pieces = {
+        piece.strip()
+        for catalogue in CATALOGUES.values()
+        for template in catalogue.values()
+        for piece in re.split(r"\{[^{}]*\}", template)
+        if len(piece.strip()) >= 6
+    }
+    copied = sorted(piece for piece in pieces for text in literals if piece in text)
+    assert copied == [], f"{script} copies parts of the served templates: {copied}"
 
 
 FILL_CASES = [
