@@ -21,6 +21,8 @@ from app.model import SimulationModel
 
 MATRIX_COLUMNS = ("query", "key", "raw", "scaled", "weight")
 HISTOGRAM_COLUMNS = ("histogram", "left", "right", "count", "density", "reference_density")
+HISTOGRAM_ROW_NAMES = ("raw", "scaled")
+"""The ``histogram`` column's value in the raw histogram's rows and in the scaled one's."""
 
 MATRIX_LABEL = "Download CSV: heatmap matrix"
 HISTOGRAM_LABEL = "Download CSV: histograms"
@@ -35,11 +37,31 @@ HISTOGRAM_NAME_CONTROLS = ("seed", *LAW_CONTROLS)
 """What :func:`histogram_filename` adds after d_k, when not the default."""
 
 
+FILE_NAME_TEXTS = {
+    "start": "sdpa",
+    "d_k": "d_k-{d_k}",
+    "temperature": "T-{temperature:.6g}",
+    "n": "n-{n}",
+    "scaled": "scaled",
+    "unscaled": "unscaled",
+    "causal": "causal",
+    "control": "{name}-{value}",
+    "on": "on",
+    "off": "off",
+    "number": "{value:.6g}",
+    "histogram": "histogram",
+    "join": "_",
+    "end": ".csv",
+}
+"""The words and ``str.format`` templates of the CSV files' names: both pages name their
+files from here (the offline page's assumptions.js with text.js's ``fill``)."""
+
+
 def _short(value: object) -> str:
     if isinstance(value, bool):
-        return "on" if value else "off"
+        return FILE_NAME_TEXTS["on" if value else "off"]
     if isinstance(value, float):
-        return f"{value:g}"
+        return FILE_NAME_TEXTS["number"].format(value=value)
     return str(value)
 
 
@@ -47,7 +69,7 @@ def _changed(model: SimulationModel, names: tuple[str, ...]) -> list[str]:
     """``name-value`` for each of ``names`` whose control is not at its default."""
     state = model.state
     return [
-        f"{name}-{_short(getattr(state, name))}"
+        FILE_NAME_TEXTS["control"].format(name=name, value=_short(getattr(state, name)))
         for name in names
         if getattr(state, name) != CONTROL_BY_NAME[name].default
     ]
@@ -57,23 +79,30 @@ def matrix_filename(model: SimulationModel) -> str:
     """``sdpa_d_k-64_T-1_n-32_scaled.csv``, with the mask, seed, law of q and k and the
     softmax's settings added when they are not the defaults."""
     state = model.state
+    words = FILE_NAME_TEXTS
     parts = [
-        "sdpa",
-        f"d_k-{state.d_k}",
-        f"T-{state.temperature:g}",
-        f"n-{state.n}",
-        "scaled" if state.scaled else "unscaled",
+        words["start"],
+        words["d_k"].format(d_k=state.d_k),
+        words["temperature"].format(temperature=state.temperature),
+        words["n"].format(n=state.n),
+        words["scaled" if state.scaled else "unscaled"],
     ]
     if state.causal:
-        parts.append("causal")
+        parts.append(words["causal"])
     parts += _changed(model, MATRIX_NAME_CONTROLS)
-    return "_".join(parts) + ".csv"
+    return words["join"].join(parts) + words["end"]
 
 
 def histogram_filename(model: SimulationModel) -> str:
     """``sdpa_d_k-64_histogram.csv``, with the seed and law added when not the defaults."""
-    parts = ["sdpa", f"d_k-{model.state.d_k}", *_changed(model, HISTOGRAM_NAME_CONTROLS)]
-    return "_".join([*parts, "histogram"]) + ".csv"
+    words = FILE_NAME_TEXTS
+    parts = [
+        words["start"],
+        words["d_k"].format(d_k=model.state.d_k),
+        *_changed(model, HISTOGRAM_NAME_CONTROLS),
+        words["histogram"],
+    ]
+    return words["join"].join(parts) + words["end"]
 
 
 def _matrix_text(causal: bool, raw: np.ndarray, scaled: np.ndarray, weight: np.ndarray) -> str:
@@ -126,7 +155,8 @@ def _histogram_rows(name: str, frame: HistogramFrame) -> list[str]:
 
 
 def _histogram_text(raw: HistogramFrame, scaled: HistogramFrame) -> str:
-    rows = [*_histogram_rows("raw", raw), *_histogram_rows("scaled", scaled)]
+    raw_name, scaled_name = HISTOGRAM_ROW_NAMES
+    rows = [*_histogram_rows(raw_name, raw), *_histogram_rows(scaled_name, scaled)]
     return ",".join(HISTOGRAM_COLUMNS) + "\n" + "\n".join(rows) + "\n"
 
 

@@ -81,7 +81,8 @@ class Session:
         self.state.param.watch(self._on_preset, "preset")
         self.layout.lesson_gate.param.watch(self._on_gate, "opened")
         if is_served:
-            skip_unchanged_stylesheets(doc)
+            if doc is not None:
+                skip_unchanged_stylesheets(doc)
             # The lesson waits for the student to reach it: a class arriving at once then
             # only pays for the first screens. The URL shows the state once the page is up.
             if self.location is not None:

@@ -360,47 +360,58 @@
     });
   }
 
-  /** app.data_out.histogram_csv: both histograms' bins, raw first, then scaled. */
-  function histogramCsv(columns, raw, scaled) {
-    const rows = [...histogramRows("raw", raw), ...histogramRows("scaled", scaled)];
+  /**
+   * app.data_out.histogram_csv: both histograms' bins, raw first, then scaled, each named
+   * as `rowNames` says (app.data_out.HISTOGRAM_ROW_NAMES).
+   */
+  function histogramCsv(columns, rowNames, raw, scaled) {
+    const [rawName, scaledName] = rowNames;
+    const rows = [...histogramRows(rawName, raw), ...histogramRows(scaledName, scaled)];
     return `${columns.join(",")}\n${rows.join("\n")}\n`;
   }
 
-  /** app.data_out's _short: on/off for a switch, "%g" for a number, else as is. */
-  function shortValue(value) {
+  /** app.data_out's _short: a control's value in a file name, in `words`' terms. */
+  function shortValue(value, words) {
     if (typeof value === "boolean") {
-      return value ? "on" : "off";
+      return value ? words.on : words.off;
     }
-    return typeof value === "number" ? text.formatGeneral(value, 6) : String(value);
+    return typeof value === "number" ? text.fill(words.number, { value }) : String(value);
   }
 
   /** app.data_out's _changed: "name-value" for each named control not at its default. */
-  function changedParts(state, names, defaults) {
+  function changedParts(state, names, defaults, words) {
     return names
       .filter((name) => name in state && state[name] !== defaults[name])
-      .map((name) => `${name}-${shortValue(state[name])}`);
+      .map((name) => text.fill(words.control, { name, value: shortValue(state[name], words) }));
   }
 
-  /** app.data_out.matrix_filename. */
+  /** app.data_out.matrix_filename, from its words and templates (`csv.words`). */
   function matrixFilename(state, csv) {
+    const words = csv.words;
     const parts = [
-      "sdpa",
-      `d_k-${state.d_k}`,
-      `T-${text.formatGeneral(state.temperature, 6)}`,
-      `n-${state.n}`,
-      state.scaled ? "scaled" : "unscaled",
+      words.start,
+      text.fill(words.d_k, { d_k: state.d_k }),
+      text.fill(words.temperature, { temperature: state.temperature }),
+      text.fill(words.n, { n: state.n }),
+      state.scaled ? words.scaled : words.unscaled,
     ];
     if (state.causal) {
-      parts.push("causal");
+      parts.push(words.causal);
     }
-    parts.push(...changedParts(state, csv.matrix_name_controls, csv.defaults));
-    return `${parts.join("_")}.csv`;
+    parts.push(...changedParts(state, csv.matrix_name_controls, csv.defaults, words));
+    return parts.join(words.join) + words.end;
   }
 
-  /** app.data_out.histogram_filename. */
+  /** app.data_out.histogram_filename, from its words and templates (`csv.words`). */
   function histogramFilename(state, csv) {
-    const parts = ["sdpa", `d_k-${state.d_k}`, ...changedParts(state, csv.histogram_name_controls, csv.defaults)];
-    return `${[...parts, "histogram"].join("_")}.csv`;
+    const words = csv.words;
+    const parts = [
+      words.start,
+      text.fill(words.d_k, { d_k: state.d_k }),
+      ...changedParts(state, csv.histogram_name_controls, csv.defaults, words),
+      words.histogram,
+    ];
+    return parts.join(words.join) + words.end;
   }
 
   /**

@@ -12,9 +12,11 @@ import html
 import sdpa_core
 from app.controls_spec import CONTROL_BY_NAME, PRECISION_CHOICES
 from app.data_out import (
+    FILE_NAME_TEXTS,
     HISTOGRAM_COLUMNS,
     HISTOGRAM_LABEL,
     HISTOGRAM_NAME_CONTROLS,
+    HISTOGRAM_ROW_NAMES,
     MATRIX_COLUMNS,
     MATRIX_LABEL,
     MATRIX_NAME_CONTROLS,
@@ -102,9 +104,11 @@ def assumptions_config() -> dict:
         "csv": {
             "matrix_columns": list(MATRIX_COLUMNS),
             "histogram_columns": list(HISTOGRAM_COLUMNS),
+            "histogram_rows": list(HISTOGRAM_ROW_NAMES),
             "matrix_name_controls": list(MATRIX_NAME_CONTROLS),
             "histogram_name_controls": list(HISTOGRAM_NAME_CONTROLS),
             "defaults": {name: CONTROL_BY_NAME[name].default for name in MATRIX_NAME_CONTROLS},
+            "words": FILE_NAME_TEXTS,
         },
         "overflow": {"label": OVERFLOW_LABEL, "mask_label": MASK_LABEL, "colour": OVERFLOW_COLOUR},
         "texts": ASSUMPTION_TEXTS,

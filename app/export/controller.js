@@ -394,7 +394,10 @@
                 weights.weightsImage,
               ),
             ]
-          : [A.histogramFilename(this.state, csv), A.histogramCsv(csv.histogram_columns, raw, scaled)];
+          : [
+              A.histogramFilename(this.state, csv),
+              A.histogramCsv(csv.histogram_columns, csv.histogram_rows, raw, scaled),
+            ];
       const link = document.createElement("a");
       link.href = URL.createObjectURL(new Blob([body], { type: "text/csv" }));
       link.download = name;

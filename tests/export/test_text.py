@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from app.controls_spec import page_spec
+from app.data_out import FILE_NAME_TEXTS, HISTOGRAM_ROW_NAMES
 from app.export.assumptions import assumptions_config
 from app.export.page import ASSETS
 from app.model import SimulationModel
@@ -30,6 +31,7 @@ CATALOGUES = {
     "readouts": READOUT_TEXTS,
     "histograms": HISTOGRAM_TEXTS,
     "assumptions": ASSUMPTION_TEXTS,
+    "file names": FILE_NAME_TEXTS,
 }
 """The templates the offline page receives as data, by the module that owns them."""
 
@@ -235,13 +237,19 @@ def test_the_scripts_carry_no_copy_of_the_servers_words(script: str) -> None:
     # Nor any other fixed part of a template the page receives.
     pieces = {
         piece.strip()
-        for catalogue in CATALOGUES.values()
+        for name, catalogue in CATALOGUES.items()
+        # The file names' words are single words a script also uses as identifiers: they
+        # are checked whole, below.
+        if name != "file names"
         for template in catalogue.values()
         for piece in re.split(r"\{[^{}]*\}", template)
         if len(piece.strip()) >= 6
     }
     copied = sorted(piece for piece in pieces for text in literals if piece in text)
     assert copied == [], f"{script} copies parts of the served templates: {copied}"
+    words = {*FILE_NAME_TEXTS.values(), *HISTOGRAM_ROW_NAMES}
+    named = sorted(literal for literal in literals if literal[1:-1] in words)
+    assert named == [], f"{script} names the CSV files or rows itself: {named}"
 
 
 FILL_CASES = [
