@@ -680,8 +680,26 @@
       }
       const shown = overflow !== null && view === "weights";
       m.overflow_renderer.visible = shown;
-      m.overflow_legend.visible = shown;
-      m.overflow_legend.items[1].visible = Boolean(this.state.causal);
+      this.showOverflowLegend(shown);
+    }
+
+    /**
+     * The overflow legend and its keys are in the heatmap figure only while shown
+     * (app/export/views.py takes them out): BokehJS measures a legend's labels on every
+     * paint, shown or not.
+     */
+    showOverflowLegend(shown) {
+      const { heatmap, overflow_legend: legend, overflow_keys: keys } = this.models;
+      legend.items[1].visible = Boolean(this.state.causal);
+      if (heatmap.below.includes(legend) !== shown) {
+        heatmap.below = shown
+          ? [...heatmap.below, legend]
+          : heatmap.below.filter((item) => item !== legend);
+      }
+      legend.visible = shown;
+      for (const key of keys) {
+        key.visible = shown;
+      }
     }
 
     /**

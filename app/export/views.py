@@ -14,7 +14,7 @@ from bokeh.models import Div, HoverTool, LinearColorMapper, Model, Range1d
 
 from app.layout import HEATMAP_ASPECT, HISTOGRAM_HEIGHT, NOTICE_TITLE, SCENE_TITLE
 from app.model import SimulationModel
-from app.views.heatmap import TITLES, VIEW_COLUMNS, HeatmapView
+from app.views.heatmap import LEGEND_KEY_NAME, TITLES, VIEW_COLUMNS, HeatmapView
 from app.views.histogram import DotProductHistograms, HistogramView
 from app.views.readouts import readouts_html
 
@@ -120,11 +120,29 @@ class PageViews:
     readouts: str
 
 
+def _detach_overflow_legend(heatmap: HeatmapView) -> list[Model]:
+    """Take the overflow legend out of the heatmap figure and hide its keys, for as long as
+    no weight overflows (controller.js puts them back while one does); return the keys.
+
+    BokehJS measures a legend's labels on every paint of its figure, shown or not, and
+    paints its key glyphs: a hidden legend cost every move about 1.4 ms of the heatmap's
+    paint (docs/performance.md).
+    """
+    legend = heatmap.overflow_legend
+    assert legend is not None and not legend.visible
+    heatmap.figure.below = [item for item in heatmap.figure.below if item is not legend]
+    keys = [r for r in heatmap.figure.renderers if r.name == LEGEND_KEY_NAME]
+    for key in keys:
+        key.visible = False
+    return keys
+
+
 def build_views(model: SimulationModel) -> PageViews:
     """The heatmap, histograms, readouts and notice for the model's state."""
     heatmap = HeatmapView(model)
     # Before the view's renderers are pruned: the layer is not one of them.
     heatmap.add_overflow_layer(model)
+    overflow_keys = _detach_overflow_legend(heatmap)
     _show_through_one_column(heatmap, model.state.view)
     # The title goes above the figure as text that wraps: in a Bokeh title the longest one
     # overflows a phone-wide heatmap.
@@ -168,6 +186,7 @@ def build_views(model: SimulationModel) -> PageViews:
         "overflow_source": heatmap.overflow_source,
         "overflow_renderer": heatmap.overflow_renderer,
         "overflow_legend": heatmap.overflow_legend,
+        "overflow_keys": overflow_keys,
     }
     for which, view in (("raw", histograms.raw), ("scaled", histograms.scaled)):
         _fixed_y_range(view)

@@ -266,6 +266,18 @@ def test_the_section_shows_the_served_readouts_and_marks_the_overflow(open_expor
     # The overflow layer marks exactly the served overflowed cells, with its legend.
     assert opened.model("heatmap_overflow", "m.visible") is True
     assert opened.model("heatmap_overflow_legend", "m.visible") is True
+    # In the figure, with its keys, only while shown (app/export/views.py takes it out).
+    legend_in_figure = """Bokeh.documents[0].get_model_by_name("heatmap").below
+        .some((item) => item.name === "heatmap_overflow_legend")"""
+    keys_shown = """Bokeh.documents[0].get_model_by_name("heatmap").renderers
+        .filter((r) => r.name === "heatmap_legend_key").map((r) => r.visible)"""
+    assert opened.page.evaluate(f"() => {legend_in_figure}") is True
+    assert opened.page.evaluate(f"() => {keys_shown}") == [True, True]
+    legend_box = opened.page.evaluate(
+        """() => Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name(
+            "heatmap_overflow_legend")).bbox.height"""
+    )
+    assert legend_box > 0
     marked = opened.page.evaluate(
         """() => Array.from(Bokeh.documents[0].get_model_by_name("heatmap_overflow")
             .data_source.data.overflow[0], (v) => v === 1)"""
@@ -284,6 +296,8 @@ def test_the_section_shows_the_served_readouts_and_marks_the_overflow(open_expor
     opened.wait_for_update_after(count)
     assert opened.snapshot()["non_finite"] == 0
     assert opened.model("heatmap_overflow", "m.visible") is False
+    assert opened.page.evaluate(f"() => {legend_in_figure}") is False
+    assert opened.page.evaluate(f"() => {keys_shown}") == [False, False]
     assert opened.readouts() == readouts_html(_served(opened))
 
 
