@@ -108,11 +108,6 @@
     });
   }
 
-  /** Fill a served template's `{name}` fields from `values` (numbers already formatted). */
-  function fill(template, values) {
-    return template.replace(/\{(\w+)\}/g, (match, key) => String(values[key]));
-  }
-
   /**
    * app.derived.row_comparison: query `row` (clamped to the n×n matrix) of the raw scores
    * (`stride` columns per row) as softmax weights with and without the 1/√d_k scale, over
@@ -153,10 +148,10 @@
     return {
       scaled: bars(comparison.scaled, -spec.offset),
       unscaled: bars(comparison.unscaled, spec.offset),
-      title: fill(spec.title, { row: comparison.row, keys: comparison.keys }),
+      title: text.fill(spec.title, { row: comparison.row, keys: comparison.keys }),
       legend: [
-        fill(spec.legend[0], entropy(comparison.scaledEntropy)),
-        fill(spec.legend[1], entropy(comparison.unscaledEntropy)),
+        text.fill(spec.legend[0], entropy(comparison.scaledEntropy)),
+        text.fill(spec.legend[1], entropy(comparison.unscaledEntropy)),
       ],
     };
   }
@@ -248,8 +243,8 @@
     const wrong = spec.items.filter((item) => !results[item.key]).map((item) => item.label);
     return {
       ...feedback(table.wrong, "wrong"),
-      title: fill(table.wrong.title, { right, total: spec.items.length }),
-      message: fill(table.wrong.message, { wrong: wrong.join(", ") }),
+      title: text.fill(table.wrong.title, { right, total: spec.items.length }),
+      message: text.fill(table.wrong.message, { wrong: wrong.join(", ") }),
       results,
     };
   }
@@ -259,7 +254,6 @@
     checkSqrtBlank,
     answerFeedback,
     matchingFeedback,
-    fill,
     rowComparison,
     rowView,
     outputFrame,

@@ -134,8 +134,9 @@
   /**
    * Python's `template.format(**values)` for the page's texts: the server writes them with
    * str.format from the same templates, which the page receives as data from the module
-   * that owns them. `{name}` takes a string or a whole number as it is; `{name:.Nf}`, `{name:.Ng}` and `{name:,}` format a number as
-   * Python does; `{{` and `}}` are braces. Anything else is an error, not a guess.
+   * that owns them. `{name}` takes a string or a whole number as it is; `{name:.Nf}`,
+   * `{name:.Ng}` and `{name:,}` format a number as Python does; `{{` and `}}` are braces.
+   * Anything else is an error, not a guess.
    */
   function fill(template, values) {
     return template.replace(/\{\{|\}\}|\{([^{}]*)\}|[{}]/g, (match, field) => {
