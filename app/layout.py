@@ -14,6 +14,7 @@ from app.controls_spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS, INTRO, TIT
 from app.flow import grid, side_by_side, sidebar_layout
 from app.presets import PRESETS, Preset
 from app.share import build_share_controls
+from app.ticks import once_page_loaded
 from app.views.disclosure import DISCLOSURE_CSS, Disclosure
 from app.views.lesson_gate import GATE_CSS, LessonGate
 
@@ -140,6 +141,9 @@ class PageLayout:
             self.more_button.opened = True
 
     def _show_more(self, event: object) -> None:
+        once_page_loaded(self._show_more_now)
+
+    def _show_more_now(self) -> None:
         opened = bool(self.more_button and self.more_button.opened)
         if opened and self.more is None:
             # A column around the grid: the grid's own display rule would override hiding.

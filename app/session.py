@@ -19,7 +19,7 @@ from app.model import SimulationModel
 from app.presets import PRESETS
 from app.query import compose_search, parse_embed, parse_shown_controls
 from app.state import SimulationState
-from app.ticks import Later, Paced, next_tick, run_now
+from app.ticks import Later, Paced, next_tick, once_page_loaded, run_now
 from app.views.heatmap import HeatmapView
 from app.views.histogram import DotProductHistograms
 from app.views.readouts import ReadoutsView
@@ -97,7 +97,7 @@ class Session:
 
     def _on_gate(self, event: object) -> None:
         if self.layout.lesson_gate.opened:
-            self.add_lesson()
+            once_page_loaded(self.add_lesson)
 
     def add_lesson(self) -> None:
         """Build the lesson's views and append their sections to the page, in place of the

@@ -18,8 +18,13 @@ from panel.io.location import Location
 
 from app.controls import PageButton
 
-EMBED_HEIGHT = 760
-"""Height in pixels of the iframe the embed snippet makes."""
+EMBED_WIDTH = 800
+"""Width in pixels of the iframe the embed snippet makes (it shrinks to a narrower column)."""
+
+EMBED_HEIGHT = 600
+"""Height in pixels of the iframe the embed snippet makes: at 800×600 the embedded page's
+first screen is the experiment (the first-screen controls, the heatmap and the raw
+histogram, no scrolling; tests/browser/test_embed.py checks the copied snippet)."""
 
 IFRAME_TITLE = "Scaled dot-product attention simulation"
 
@@ -39,8 +44,8 @@ def embed_snippet(page_address: str, query: Mapping[str, str]) -> str:
     """An ``<iframe>`` that embeds the scene in the compact layout (``embed=true``)."""
     source = html.escape(share_link(page_address, {**query, "embed": "true"}), quote=True)
     return (
-        f'<iframe src="{source}" title="{IFRAME_TITLE}" width="100%" height="{EMBED_HEIGHT}" '
-        'style="border:0;max-width:1200px" loading="lazy"></iframe>'
+        f'<iframe src="{source}" title="{IFRAME_TITLE}" width="{EMBED_WIDTH}" '
+        f'height="{EMBED_HEIGHT}" style="border:0;max-width:100%" loading="lazy"></iframe>'
     )
 
 

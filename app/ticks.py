@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+import panel as pn
 from bokeh.document import Document
 from panel.io.state import set_curdoc
 
@@ -16,6 +17,21 @@ Later = Callable[[Callable[[], None]], None]
 def run_now(callback: Callable[[], None]) -> None:
     """Run ``callback`` at once: the :data:`Later` outside a server."""
     callback()
+
+
+def once_page_loaded(callback: Callable[[], None]) -> None:
+    """Run ``callback`` now if the session's page has loaded (or outside a server), else as
+    soon as it has: for a change to the page's structure made in answer to the page.
+
+    A page can ask for more of itself before it has told the server it is ready: the
+    "More controls" button opens itself as it renders on a wide window. Panel 1.9 drops the
+    changes a ``hold`` collects before then, on the assumption that the client will get the
+    whole document later, though that client has it already: the models built in answer
+    never reach the page, and the next change that mentions them fails there with
+    "reference pNNNN isn't known" (Panel 1.10 checks whether the client has the document).
+    Waiting for the page's load (``pn.state.onload``) makes both versions send them.
+    """
+    pn.state.onload(callback)
 
 
 def next_tick(doc: Document) -> Later:

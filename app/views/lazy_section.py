@@ -8,6 +8,7 @@ from typing import Protocol
 import panel as pn
 
 from app.model import SimulationModel
+from app.ticks import once_page_loaded
 from app.views.disclosure import DISCLOSURE_CSS, Disclosure
 
 
@@ -47,6 +48,9 @@ class LazySection:
         self.button.opened = True
 
     def _toggle(self, event: object) -> None:
+        once_page_loaded(self._show_or_hide)
+
+    def _show_or_hide(self) -> None:
         if self.button.opened and self.view is None:
             with pn.io.hold():
                 self.view = self._build()

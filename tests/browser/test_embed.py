@@ -62,6 +62,51 @@ def test_copy_link_and_embed_code(app_page: AppPage) -> None:
     assert parse_qs(urlsplit(src).query)["d_k"] == ["256"]
 
 
+FIRST_SCREEN_IN_FRAME_JS = """() => {
+  const doc = window.Bokeh && Bokeh.documents[0];
+  if (!doc || !doc.is_idle) return null;
+  const box = (name) => {
+    const view = Bokeh.index.find_one(doc.get_model_by_name(name));
+    const rect = view && view.canvas_view.el.getBoundingClientRect();
+    return rect && {left: rect.left, top: rect.top, right: rect.right, bottom: rect.bottom};
+  };
+  const scrolled = [document.scrollingElement, ...document.querySelectorAll('*')]
+    .some((element) => element && element.scrollTop > 0);
+  return {heatmap: box('heatmap'), raw: box('raw_histogram'), scrolled,
+          width: window.innerWidth, height: window.innerHeight};
+}"""
+"""Inside an iframe: where the heatmap and the raw histogram are drawn, and the frame's size."""
+
+
+def test_copied_embed_code_shows_the_experiment_first(app_page: AppPage) -> None:
+    """The snippet **Copy embed code** writes, pasted into a course page, frames a first
+    screen that is the experiment: the sliders, the heatmap and the raw histogram."""
+    app_page.open("?d_k=256", lesson=False)
+    page = app_page.page
+    app_page.open_more()
+    page.get_by_role("button", name="Copy embed code").click()
+    box = page.get_by_label("link or embed code")
+    expect(box).to_have_value(re.compile(r"^<iframe src="))
+    snippet = box.input_value()
+    assert 'width="800" height="600"' in snippet, snippet
+
+    page.set_content(f"<!doctype html><html><body style='margin:0'>{snippet}</body></html>")
+    frame = page.frame_locator("iframe")
+    slider = frame.get_by_role("slider", name="d_k (key dimension)", exact=True)
+    expect(slider).to_have_attribute("aria-valuetext", "256")
+    inner = next(f for f in page.frames if f is not page.main_frame)
+    inner.wait_for_function(FIRST_SCREEN_IN_FRAME_JS)
+    layout = inner.evaluate(FIRST_SCREEN_IN_FRAME_JS)
+    assert (layout["width"], layout["height"]) == (800, 600)
+    assert not layout["scrolled"]
+    for name in ("heatmap", "raw"):
+        drawn = layout[name]
+        assert drawn["top"] >= 0 and drawn["bottom"] <= 601, f"{name} outside 800×600: {drawn}"
+        assert drawn["left"] >= 0 and drawn["right"] <= 801, f"{name} outside 800×600: {drawn}"
+    handle = slider.bounding_box()
+    assert handle is not None and handle["y"] + handle["height"] <= 600
+
+
 def test_course_page_embeds_the_app_at_a_preset_scene(app_page: AppPage) -> None:
     """static/course-page.html, served by the app's server, shows the app in an iframe."""
     page = app_page.page

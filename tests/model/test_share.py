@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from urllib.parse import parse_qs, urlsplit
 
-from app.share import EMBED_HEIGHT, embed_snippet, page_address, share_link
+from app.share import EMBED_HEIGHT, EMBED_WIDTH, embed_snippet, page_address, share_link
 from app.state import SimulationState
 
 
@@ -23,7 +23,7 @@ def test_share_link_carries_the_scene() -> None:
 def test_embed_snippet_is_an_escaped_iframe_in_embed_mode() -> None:
     snippet = embed_snippet("http://host:5006/main", {"d_k": "4", "view": "raw"})
     assert snippet.startswith('<iframe src="') and snippet.endswith("></iframe>")
-    assert f'height="{EMBED_HEIGHT}"' in snippet and "title=" in snippet
+    assert f'width="{EMBED_WIDTH}" height="{EMBED_HEIGHT}"' in snippet and "title=" in snippet
     source = html.unescape(snippet.split('"')[1])
     assert parse_qs(urlsplit(source).query) == {"d_k": ["4"], "view": ["raw"], "embed": ["true"]}
     assert "&d_k" not in snippet.split('"')[1], "ampersands are escaped inside the attribute"
