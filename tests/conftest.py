@@ -8,7 +8,10 @@ session-wide browser from here.
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Iterator
+from types import FrameType
 from typing import TYPE_CHECKING
 
 import pytest
@@ -18,6 +21,37 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
 
+INTERRUPTED_EXIT_CODE = 130
+"""What a shell reports for a command stopped by Ctrl-C (128 + SIGINT)."""
+
+_interrupts = 0
+
+
+def _on_interrupt(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C: stop the run. A terminal sends SIGINT to the whole process group, so Chromium,
+    Playwright's driver and the test servers die at once; Playwright then reports a closed
+    connection instead of the KeyboardInterrupt, and pytest would go on failing every test
+    left. The flag makes the next test end the run; a second Ctrl-C leaves at once."""
+    global _interrupts
+    _interrupts += 1
+    if _interrupts > 1:
+        os._exit(INTERRUPTED_EXIT_CODE)
+    raise KeyboardInterrupt
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Make Ctrl-C stop the whole run promptly (see :func:`_on_interrupt`)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _on_interrupt)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """After a Ctrl-C that a test swallowed, start no other test."""
+    if _interrupts:
+        pytest.exit("interrupted by Ctrl-C", returncode=INTERRUPTED_EXIT_CODE)
+
+
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[Browser]:
     """Debian's headless Chromium, launched once for the session through Playwright."""
@@ -25,10 +59,17 @@ def chromium() -> Iterator[Browser]:
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
+    playwright = sync_playwright().start()
+    try:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield browser
-        browser.close()
+    finally:
+        try:
+            playwright.stop()
+        except Exception:
+            # After Ctrl-C the driver is gone with the rest of the process group.
+            if not _interrupts:
+                raise
 
 
 @pytest.hookimpl(hookwrapper=True)
