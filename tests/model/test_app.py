@@ -54,15 +54,38 @@ def test_pages_are_not_bound_to_the_process_wide_busy_state() -> None:
     assert not any(app.page.busy for app in apps)
 
 
-def test_served_page_builds_the_lesson_when_the_student_opens_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    loaded: list = []
+class PageLoad:
+    """``pn.state.onload`` as a served session sees it: callbacks wait for the page's load,
+    and run at once after it."""
+
+    def __init__(self) -> None:
+        self.waiting: list = []
+        self.loaded = False
+
+    def onload(self, callback) -> None:
+        if self.loaded:
+            callback()
+        else:
+            self.waiting.append(callback)
+
+    def load(self) -> None:
+        self.loaded = True
+        while self.waiting:
+            self.waiting.pop(0)()
+
+
+@pytest.fixture
+def page_load(monkeypatch: pytest.MonkeyPatch) -> PageLoad:
+    """A served session whose page has not loaded yet (``page_load.load()`` loads it)."""
+    load = PageLoad()
     monkeypatch.setattr(app.session, "served", lambda: True)
-    monkeypatch.setattr(pn.state, "onload", loaded.append)
+    monkeypatch.setattr(pn.state, "onload", load.onload)
+    return load
+
+
+def test_served_page_builds_the_lesson_when_the_student_opens_it(page_load: PageLoad) -> None:
     simulation = Session(defer=run_now, pace=run_now)
-    for callback in loaded:  # the page has loaded: still no lesson
-        callback()
+    page_load.load()  # the page has loaded: still no lesson
     assert simulation.lesson is None
     assert simulation.layout.lesson_gate.visible
     first_screen = len(simulation.layout.content.objects)
@@ -80,6 +103,22 @@ def test_served_page_builds_the_lesson_when_the_student_opens_it(
     assert len(simulation.layout.content.objects) == first_screen + sections, (
         "the lesson is added once"
     )
+
+
+def test_what_the_page_asks_for_before_it_has_loaded_is_built_once_it_has(
+    page_load: PageLoad,
+) -> None:
+    """A wide page opens "More controls" as it renders, before it reports itself loaded:
+    Panel 1.9 would drop what is built then, so it is built once the page has loaded."""
+    simulation = Session(defer=run_now, pace=run_now)
+    simulation.layout.open_more()
+    simulation.layout.lesson_gate.opened = True
+    assert simulation.layout.more is None and simulation.lesson is None
+    page_load.load()
+    assert simulation.layout.more is not None and simulation.layout.more.visible
+    assert "d_k_exact" in simulation.widgets and "causal" in simulation.widgets
+    assert simulation.lesson is not None
+    assert not simulation.layout.lesson_gate.visible
 
 
 def test_moves_made_before_the_plots_turn_fold_into_one_update() -> None:
