@@ -235,6 +235,8 @@
       this.asked = {};
       /** The state the first screen shows (that of its last frame). */
       this.shownState = null;
+      /** While start draws the first picture: receive then draws it all in one frame. */
+      this.starting = false;
       source.connect((frame) => this.receive(frame));
       this.state = {
         ...Object.fromEntries(CONTROLS.map((control) => [control.name, control.default])),
@@ -375,10 +377,12 @@
       return state.sigma_q === 1 && state.sigma_k === 1;
     }
 
-    /** The raw and scaled histograms' numbers and the weights', as the first screen shows. */
+    /** The numbers the first screen shows: the score images', the weights' and the raw
+     * and scaled histograms'. */
     shownNumbers() {
-      const { raw, scaled } = this.numbers[PART.histograms];
-      return { scores: this.numbers[PART.scores], weights: this.numbers[PART.weights], raw, scaled };
+      const numbers = this.numbers;
+      const { raw, scaled } = numbers[PART.histograms];
+      return { scores: numbers[PART.scores], weights: numbers[PART.weights], raw, scaled };
     }
 
     /** app.views.assumptions.AssumptionsView.update: the section's readouts. */
@@ -585,10 +589,13 @@
       // the one change BokehJS always maps to new colours.
       if ([PART.scores, PART.weights, PART.view].some((part) => parts.has(part))) {
         const { scores, weights } = this.shownNumbers();
+        // Each image has the n of the state it was computed for: from a source that
+        // answers out of order, the parts' states may differ for a frame.
+        const scoresN = this.numberStates[PART.scores].n;
         const images = {
-          raw: [ndarray(scores.rawImage, n)],
-          scaled: [ndarray(scores.scaledImage, n)],
-          weight: [ndarray(weights.weightsImage, n)],
+          raw: [ndarray(scores.rawImage, scoresN)],
+          scaled: [ndarray(scores.scaledImage, scoresN)],
+          weight: [ndarray(weights.weightsImage, this.numberStates[PART.weights].n)],
         };
         m.source.data = {
           ...images,

@@ -321,5 +321,5 @@
     return frames;
   }
 
-  return { KernelSource, framesFor, pick };
+  return { KernelSource, framesFor };
 });
