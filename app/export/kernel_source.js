@@ -16,8 +16,9 @@
  *   frame = { sequence, state, parts, numbers }
  *     sequence  the last request the frame answers; state  the state its numbers are of;
  *     parts     every part it answers (those of all the requests it answers);
- *     numbers   part → exactly the fields config.frame_fields names for it
- *               (app.numbers_out.FRAME_FIELDS); a part drawn without numbers (view) is in
+ *     numbers   part → exactly the fields config.frame_fields.parts names for it
+ *               (app.numbers_out.FRAME_FIELDS; a histogram's and the precision report's
+ *               in .histogram and .report); a part drawn without numbers (view) is in
  *               `parts` only. Images are flat row-major Float32Arrays (n×n, n×d_v).
  *
  * A source answers every request, at once (this one: deliver runs inside request) or
