@@ -11,6 +11,8 @@ than one it has drawn.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -135,6 +137,18 @@ def test_python_frames_name_only_the_parts_asked_for() -> None:
     assert "weights" in frame["numbers"] and "scores" not in frame["numbers"]
 
 
+def test_the_python_side_imports_neither_panel_nor_bokeh() -> None:
+    # A session computes its frames with the model alone; the drawing is the browser's.
+    code = (
+        "import sys, app.numbers_out; "
+        "print(sorted(name for name in ('panel', 'bokeh') if name in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "[]"
+
+
 @pytest.fixture(scope="module")
 def every_part_frames(config: dict) -> dict[str, tuple[dict, dict]]:
     """For each state of :data:`STATES`, Python's frame of every part and the one the
@@ -234,3 +248,34 @@ def test_the_page_draws_late_frames_and_drops_older_ones(open_export: Any) -> No
     assert heatmap_n(opened) == second
     assert opened.updates() == updates + 1
     assert opened.snapshot()["state"]["n"] == second
+
+
+def output_n(opened: OfflinePage) -> int:
+    """The n of the output panel's images (the lesson's weights·V)."""
+    return opened.page.evaluate("() => SdpaExport.page.models.output_source.data.n[0]")
+
+
+@pytest.mark.browser
+def test_the_lesson_asks_for_its_numbers_and_draws_them_when_they_come(open_export: Any) -> None:
+    opened = open_export("?n=32")
+    page = opened.page
+    page.evaluate(DEFERRED_SOURCE)
+    page.get_by_role("slider", name=CONTROL_BY_NAME["n"].label, exact=True).focus()
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("() => window.__held.length === 1")
+    lessons = opened.snapshot()["lesson_updates"]
+    page.evaluate("() => SdpaExport.page.source.answer(0)")
+    # The first screen is drawn; the lesson then asks for its row and output, each once.
+    page.wait_for_function("() => window.__held.length === 3")
+    opened.wait_for_lesson_after(lessons)
+    asked = page.evaluate("() => window.__held.slice(1).map((request) => request.parts)")
+    assert asked == [["row"], ["output"]]
+    n = heatmap_n(opened)
+    assert n < 32
+    assert output_n(opened) == 32
+    lessons = opened.snapshot()["lesson_updates"]
+    page.evaluate("() => { SdpaExport.page.source.answer(1); SdpaExport.page.source.answer(2); }")
+    page.wait_for_function("(n) => SdpaExport.page.models.output_source.data.n[0] === n", arg=n)
+    opened.wait_for_lesson_after(lessons)
+    assert opened.page.evaluate("() => SdpaExport.page.models.row_input.high") == n - 1
+    assert page.evaluate("() => window.__held.length") == 3
