@@ -16,9 +16,9 @@ session exactly as for Chromium. Run it from the repository root::
     python benchmarks/bench_class.py --url http://127.0.0.1:8080/main --students 50
 
 Without ``--url`` it starts ``sdpa-sim --port P --address 127.0.0.1`` on a free port in
-5400–5499 (``--num-procs N`` is passed on) and measures its CPU and memory (the process and
-its children); with ``--url`` it measures the server process given by ``--server-pid`` or,
-on a loopback address, the one listening on the port.
+5400–5499 (``--num-procs N`` is passed on, 0 included: one worker per core) and measures its
+CPU and memory (the process and its children); with ``--url`` it measures the server
+process given by ``--server-pid`` or, on a loopback address, the one listening on the port.
 
 What is measured, per run (``time.monotonic()`` in every process, so stamps compare):
 
@@ -429,7 +429,8 @@ def start_server(num_procs: int | None, log_path: Path) -> Server:
     command = [str(script)] if script.exists() else [sys.executable, "-m", "app.cli"]
     command += ["--port", str(port), "--address", "127.0.0.1"]
     command += ["--allow-websocket-origin", f"127.0.0.1:{port}"]
-    if num_procs:
+    # 0 is a request too (one worker per core), not "no option": pass on any number given.
+    if num_procs is not None:
         command += ["--num-procs", str(num_procs)]
     log = log_path.open("wb")
     process = subprocess.Popen(
@@ -1084,7 +1085,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--url", help="an external server's page, e.g. http://host:port/main")
     parser.add_argument("--server-pid", type=int, help="with --url: the server process to measure")
     parser.add_argument("--origin", help="Origin header of the websockets (default: the URL's)")
-    parser.add_argument("--num-procs", type=int, help="passed on to the server started here")
+    parser.add_argument(
+        "--num-procs",
+        type=int,
+        help="passed on to the server started here (0: one worker per core; "
+        "default: the server's own, one process)",
+    )
     parser.add_argument(
         "--workers", type=int, help="client processes (default: one per 40 students)"
     )

@@ -1,9 +1,12 @@
 /*
  * sdpa-sim export controller: the state of an exported page and its way to the Bokeh models.
  *
- * A control change flows one way, as in the served app: widget → state → recompute only the
- * parts that depend on what changed (window.SdpaKernel) → update the Bokeh sources, ranges,
- * titles and readouts in place. Bokeh CustomJS callbacks call in through window.SdpaExport:
+ * A control change flows one way, as in the served app: widget → state → ask the page's
+ * number source for the parts that depend on what changed → draw the frame it delivers
+ * into the Bokeh sources, ranges, titles and readouts, in place. The page computes no
+ * number itself: the offline file's source is kernel_source.js (window.SdpaKernelSource,
+ * computing with window.SdpaKernel), whose header describes the interface a served
+ * session's source shares. Bokeh CustomJS callbacks call in through window.SdpaExport:
  * `start(models, widgets)` once the document is ready, `onWidget(name, model)` on every
  * change.
  *
@@ -15,6 +18,7 @@
   "use strict";
 
   const K = root.SdpaKernel;
+  const S = root.SdpaKernelSource;
   const T = root.SdpaText;
   const Q = root.SdpaQuery;
   const L = root.SdpaLesson;
@@ -33,6 +37,9 @@
   const INPUTS = CONFIG.inputs;
   /** The parts' names in app.controls_spec, by the names this script gives them. */
   const PART = CONFIG.parts;
+  /** The parts the first screen draws, asked for on every change; the lesson's row
+   * comparison and output are asked for when the lesson draws them. */
+  const FIRST_SCREEN_PARTS = [PART.scores, PART.weights, PART.histograms, PART.view];
   /** The state's name for the query the row comparison shows (set only by the lesson). */
   const ROW = CONFIG.row.name;
   /** The lesson section's controls ("When the assumptions break"), in its order. */
@@ -108,37 +115,6 @@
     arrangeControls();
   }
 
-  /** Most memory the raw scores of the d_k positions no one asked for may take (every
-   * position's take 4 MiB at the default n_max = 128): a page within it builds them all
-   * ahead. */
-  const AHEAD_BYTES = 32 * 2 ** 20;
-  /** Idle time left for the browser after a step of building ahead: a step takes up to
-   * about 2 ms (the 81 dimensions between the last two default positions). */
-  const AHEAD_SLACK_MS = 3;
-
-  /**
-   * Run `work(deadline)` in idle periods until it returns false. Without
-   * requestIdleCallback (Safari), on timer ticks that each allow about one step.
-   */
-  function inIdleTime(work) {
-    if (typeof root.requestIdleCallback === "function") {
-      const run = (deadline) => {
-        if (work(deadline)) {
-          root.requestIdleCallback(run);
-        }
-      };
-      root.requestIdleCallback(run);
-      return;
-    }
-    const run = () => {
-      const end = performance.now() + AHEAD_SLACK_MS + 1;
-      if (work({ timeRemaining: () => Math.max(0, end - performance.now()) })) {
-        root.setTimeout(run, 20);
-      }
-    };
-    root.setTimeout(run, 20);
-  }
-
   /**
    * Run `task` once the next animation frame is on screen: a message posted from the
    * frame's callbacks runs after the browser has painted that frame.
@@ -162,14 +138,15 @@
 
   /**
    * The lesson's views in the order they redraw: the name `drawn` and lessonKeys know
-   * each by, the method that draws it and, for a view of the lesson's document (drawn
-   * after the first screen), a model it cannot draw without.
+   * each by, the method that draws it, for a view of the lesson's document (drawn after
+   * the first screen) a model it cannot draw without, and for a view drawn from a part of
+   * its own (asked for when drawn: lessonNumbers) that part's name in CONFIG.parts.
    */
   const LESSON_VIEWS = [
     ["collapse", "renderCollapse", "collapse_scaled"],
     ["training", "renderTraining", "training_scaled"],
-    ["row", "renderRow", "row_figure"],
-    ["output", "renderOutput", "output_source"],
+    ["row", "renderRow", "row_figure", "row"],
+    ["output", "renderOutput", "output_source", "output"],
     ["assumptions", "renderAssumptions"],
   ];
 
@@ -237,36 +214,38 @@
   };
 
   class ExportPage {
-    constructor(models, widgets) {
+    /**
+     * `source` delivers the numbers the page draws (kernel_source.js describes the
+     * interface: connect, request, start).
+     */
+    constructor(models, widgets, source) {
       this.models = models;
       /** The controls' Bokeh widgets, by control name. */
       this.widgets = widgets;
       // Plain HTML in the page, outside Bokeh (see views.py).
       this.readouts = document.getElementById("sdpa-readouts");
-      // Float64 copies: the inner product loop then reads doubles without converting.
-      this.q = Float64Array.from(K.float32FromBase64(DATA.q));
-      this.k = Float64Array.from(K.float32FromBase64(DATA.k));
-      this.dot = K.float32FromBase64(DATA.dot);
-      this.raw = new K.RawScoreSteps(
-        this.q,
-        this.k,
-        DATA.d_max,
-        DATA.n_max,
-        DATA.d_values,
-        AHEAD_BYTES,
-      );
-      /** The raw and scaled histogram frames, by d_k: they depend on nothing else. */
-      this.histograms = new Map();
+      this.source = source;
+      /** The last request's sequence number (each request takes the next). */
+      this.sequence = 0;
+      /** By part: the numbers last drawn, the state they are of, the frame they came in. */
+      this.numbers = {};
+      this.numberStates = {};
+      this.numberSequences = {};
+      /** By lesson view with numbers of its own: the key (lessonKeys) last asked for. */
+      this.asked = {};
+      /** The state the first screen shows (that of its last frame). */
+      this.shownState = null;
+      /** While start draws the first picture: receive then draws it all in one frame. */
+      this.starting = false;
+      source.connect((frame) => this.receive(frame));
       this.state = {
         ...Object.fromEntries(CONTROLS.map((control) => [control.name, control.default])),
         ...CONFIG.limits.fixed,
         [ROW]: CONFIG.row.default,
         preset: "",
       };
-      this.values = K.float64FromBase64(CONFIG.output.values);
       /** The preset's values as the page shows them, while the controls still have them. */
       this.scene = {};
-      this.frames = {};
       this.updates = 0;
       this.pending = null;
       this.collapseTable = K.float64FromBase64(CONFIG.collapse.table);
@@ -317,19 +296,51 @@
 
     /**
      * The LESSON_VIEWS entries whose inputs changed since they were drawn (lessonKeys) and
-     * that can be drawn now.
+     * that can be drawn now: their models are there and their numbers not on their way.
      */
     staleLessonViews() {
       const keys = this.lessonKeys();
       return LESSON_VIEWS.filter(
-        ([name, , needs]) => this.drawn[name] !== keys[name] && (!needs || needs in this.models),
+        ([name, , needs, part]) =>
+          this.drawn[name] !== keys[name] &&
+          (!needs || needs in this.models) &&
+          !(part && this.awaiting(name)),
       );
     }
 
-    /** Draw one view of LESSON_VIEWS and remember what it shows. */
+    /** Draw one view of LESSON_VIEWS and remember what it shows (unless its numbers are
+     * still on their way: their frame schedules the lesson again). */
     drawLessonView([name, render]) {
-      this[render]();
-      this.drawn[name] = this.lessonKeys()[name];
+      if (this[render]() !== false) {
+        this.drawn[name] = this.lessonKeys()[name];
+      }
+    }
+
+    /**
+     * The numbers lesson view `view` (a LESSON_VIEWS name with a part) draws for the
+     * page's state, or null while they are on their way: asked for once per state (its
+     * lessonKeys key); the frame that brings them schedules the lesson again (receive).
+     */
+    lessonNumbers(view) {
+      const key = this.lessonKeys()[view];
+      if (this.numbersKey(view) !== key && this.asked[view] !== key) {
+        this.asked[view] = key;
+        this.request([PART[view]]);
+      }
+      return this.numbersKey(view) === key ? this.numbers[PART[view]] : null;
+    }
+
+    /** Whether lesson view `view`'s numbers for the page's state were asked for and have
+     * not come yet. */
+    awaiting(view) {
+      const key = this.lessonKeys()[view];
+      return this.asked[view] === key && this.numbersKey(view) !== key;
+    }
+
+    /** The lessonKeys key, for lesson view `view`, of the state its numbers are of. */
+    numbersKey(view) {
+      const state = this.numberStates[PART[view]];
+      return state && this.lessonKeys(state)[view];
     }
 
     /** The lesson's views all show the current state. */
@@ -337,38 +348,51 @@
       this.lessonUpdates += 1;
     }
 
-    /** What each lesson view would show now, by its name in `drawn` (see LESSON_VIEWS). */
-    lessonKeys() {
-      const { d_k: d, scaled, temperature } = this.state;
+    /**
+     * What each lesson view would show for `state` (the page's, unless another is given),
+     * by its name in `drawn` (see LESSON_VIEWS).
+     */
+    lessonKeys(state = this.state) {
+      const { d_k: d, scaled, temperature } = state;
       const t = L.curveTemperature(CONFIG.collapse, temperature);
       return {
         collapse: `${d} ${scaled} ${t}`,
         training: String(L.trainingIndex(DATA.d_values, d)),
-        row: `${this.frameKey()} ${this.state[ROW]}`,
-        output: this.frameKey(),
-        assumptions: this.frameKey(),
+        row: `${this.frameKey(state)} ${state[ROW]}`,
+        output: this.frameKey(state),
+        assumptions: this.frameKey(state),
       };
     }
 
-    /** What the first screen last computed from: the lesson's views redraw when it moved. */
-    frameKey() {
-      const { d_k: d, n, causal, scaled, temperature } = this.state;
-      const section = SECTION.controls.map((name) => this.state[name]).join(" ");
+    /** What the first screen computes from: the lesson's views redraw when it moved. */
+    frameKey(state = this.state) {
+      const { d_k: d, n, causal, scaled, temperature } = state;
+      const section = SECTION.controls.map((name) => state[name]).join(" ");
       return `${d} ${n} ${causal} ${scaled} ${temperature} ${section}`;
     }
 
-    /** Whether q and k follow the lesson's law (σ_q = σ_k = 1): the words say √d_k and 1. */
-    lessonLaw() {
-      return this.state.sigma_q === 1 && this.state.sigma_k === 1;
+    /** Whether q and k of `state` follow the lesson's law (σ_q = σ_k = 1): the words then
+     * say √d_k and 1. */
+    lessonLaw(state = this.state) {
+      return state.sigma_q === 1 && state.sigma_k === 1;
+    }
+
+    /** The numbers the first screen shows: the score images', the weights' and the raw
+     * and scaled histograms'. */
+    shownNumbers() {
+      const numbers = this.numbers;
+      const { raw, scaled } = numbers[PART.histograms];
+      return { scores: numbers[PART.scores], weights: numbers[PART.weights], raw, scaled };
     }
 
     /** app.views.assumptions.AssumptionsView.update: the section's readouts. */
     renderAssumptions() {
-      const { raw, scaled, weights } = this.frames;
-      const threshold = SECTION.overflow_thresholds[this.state.precision];
+      const { raw, scaled, weights } = this.shownNumbers();
+      const state = this.shownState;
+      const threshold = SECTION.overflow_thresholds[state.precision];
       document.getElementById("sdpa-assumptions-readouts").innerHTML = A.sectionReadoutsHtml(
         SECTION.texts,
-        this.state,
+        state,
         raw,
         scaled,
         weights,
@@ -379,12 +403,13 @@
     /** A "Download CSV" press: the file app.data_out writes, from what the page shows. */
     download(which) {
       const csv = SECTION.csv;
-      const { scores, weights, raw, scaled } = this.frames;
-      const { n, causal } = this.state;
+      const { scores, weights, raw, scaled } = this.shownNumbers();
+      const state = this.shownState;
+      const { n, causal } = state;
       const [name, body] =
         which === "matrix"
           ? [
-              A.matrixFilename(this.state, csv),
+              A.matrixFilename(state, csv),
               A.matrixCsv(
                 csv.matrix_columns,
                 n,
@@ -395,7 +420,7 @@
               ),
             ]
           : [
-              A.histogramFilename(this.state, csv),
+              A.histogramFilename(state, csv),
               A.histogramCsv(csv.histogram_columns, csv.histogram_rows, raw, scaled),
             ];
       const link = document.createElement("a");
@@ -407,12 +432,18 @@
       root.setTimeout(() => URL.revokeObjectURL(link.href), 0);
     }
 
-    /** app.views.row_compare.RowCompareView._show, and the heatmap's dashed outline. */
+    /**
+     * app.views.row_compare.RowCompareView._show, and the heatmap's dashed outline; false
+     * while the row's numbers are on their way.
+     */
     renderRow() {
-      const { d_k: d, n, causal, temperature } = this.state;
+      const comparison = this.lessonNumbers("row");
+      if (comparison === null) {
+        return false;
+      }
+      const state = this.numberStates[PART.row];
+      const { n } = state;
       const m = this.models;
-      const raw = this.scoresFor(d);
-      const comparison = L.rowComparison(raw, DATA.n_max, n, this.state[ROW], d, temperature, causal);
       const shown = L.rowView(CONFIG.row, comparison);
       m.row_scaled.data = shown.scaled;
       m.row_unscaled.data = shown.unscaled;
@@ -420,19 +451,25 @@
       m.row_scaled_item.label = { value: shown.legend[0] };
       m.row_unscaled_item.label = { value: shown.legend[1] };
       m.row_input.high = n - 1;
-      if (m.row_input.value !== this.state[ROW]) {
-        m.row_input.value = this.state[ROW];
+      if (m.row_input.value !== state[ROW]) {
+        m.row_input.value = state[ROW];
       }
       const row = comparison.row;
       m.row_outline.data = { left: [0], right: [n], top: [row], bottom: [row + 1] };
     }
 
-    /** app.views.output.OutputView._show: V and weights·V for the current weights. */
+    /**
+     * app.views.output.OutputView._show: V and weights·V for the current weights; false
+     * while their numbers are on their way.
+     */
     renderOutput() {
+      const frame = this.lessonNumbers("output");
+      if (frame === null) {
+        return false;
+      }
       const m = this.models;
-      const { n } = this.state;
+      const { n } = this.numberStates[PART.output];
       const { dim } = CONFIG.output;
-      const frame = L.outputFrame(this.frames.weights.weights, n, this.values, dim);
       const image = (values) => root.Bokeh.require("core/util/ndarray").ndarray(values, {
         shape: [n, dim],
       });
@@ -504,136 +541,61 @@
       document.getElementById("sdpa-training-note").innerHTML = spec.notes[index];
     }
 
-    /** Raw scores of all n_max tokens over the first d dimensions (d a slider position). */
-    rawScores(d) {
-      return this.raw.at(DATA.d_values.indexOf(d));
+    /** Ask the source for the numbers of `parts` (CONFIG.parts' names) for the state now. */
+    request(parts) {
+      this.sequence += 1;
+      this.source.request({ sequence: this.sequence, state: { ...this.state }, parts });
     }
 
     /**
-     * The raw scores of Q' = σ_q·Q and K' = σ_k·K over the first d dimensions: the cached
-     * ones under the lesson's law, else those times σ_q·σ_k (kept for the last d and σ).
+     * A frame from the source (kernel_source.js describes it): keep the numbers of each
+     * part it carries unless a newer frame already brought that part, then draw them: the
+     * first screen's at once (the histograms a frame later, finishFirstScreen), the
+     * lesson's when the lesson is next drawn.
      */
-    scoresFor(d) {
-      const raw = this.rawScores(d);
-      const factor = A.lawFactor(this.state);
-      if (factor === 1) {
-        return raw;
+    receive(frame) {
+      const fresh = frame.parts.filter((part) => !(this.numberSequences[part] >= frame.sequence));
+      for (const part of fresh) {
+        this.numberSequences[part] = frame.sequence;
+        this.numberStates[part] = frame.state;
+        if (part in frame.numbers) {
+          this.numbers[part] = frame.numbers[part];
+        }
       }
-      const key = `${d} ${factor}`;
-      if (this.lawScores?.key !== key) {
-        this.lawScores = { key, scores: A.scaleScores(raw, factor) };
-      }
-      return this.lawScores.scores;
-    }
-
-    dotProducts(d) {
-      const row = DATA.d_values.indexOf(d);
-      return this.dot.subarray(row * DATA.pairs, (row + 1) * DATA.pairs);
-    }
-
-    /** The raw and the scaled histogram frames at d_k = d for q and k of stds σ_q, σ_k. */
-    histogramFrames(d, sigmaQ = 1, sigmaK = 1) {
-      // The lesson's law is kept for every d_k; another law for the last d_k and σ only.
-      const lesson = sigmaQ === 1 && sigmaK === 1;
-      const key = `${d} ${sigmaQ} ${sigmaK}`;
-      let frames = lesson ? this.histograms.get(d) : this.lawHistograms?.[key];
-      if (!frames) {
-        const { bins, half_width: halfWidth, curve_points: points } = CONFIG.histogram;
-        const factor = sigmaQ * sigmaK;
-        const pooled = this.dotProducts(d);
-        const values = factor === 1 ? pooled : A.scaleDotProducts(pooled, factor);
-        const variance = A.dotProductMoments(d, sigmaQ, sigmaK)[1];
-        frames = {
-          raw: K.histogramFrame(values, variance, bins, halfWidth, points),
-          scaled: K.histogramFrame(
-            K.scaleFloat32(values, d),
-            variance / d,
-            bins,
-            halfWidth,
-            points,
-          ),
-        };
-        if (lesson) {
-          this.histograms.set(d, frames);
+      const first = new Set(fresh.filter((part) => FIRST_SCREEN_PARTS.includes(part)));
+      if (first.size > 0) {
+        this.shownState = frame.state;
+        this.render(first, frame.state);
+        if (this.starting) {
+          // The page's first picture: everything in one frame (start).
+          this.renderHistograms();
         } else {
-          this.lawHistograms = { [key]: frames };
+          this.finishFirstScreen(first.has(PART.histograms));
         }
       }
-      return frames;
-    }
-
-    /**
-     * Build every d_k position's raw scores and histograms while the page is idle, a step
-     * of a few milliseconds at a time, so that a d_k move finds them ready, as a
-     * temperature move does. The raw scores only within AHEAD_BYTES: a page exported with
-     * a large n_max builds a position's when it is first shown, as before.
-     */
-    buildAhead() {
-      const positions = DATA.d_values;
-      const matrixBytes = DATA.n_max * DATA.n_max * Float64Array.BYTES_PER_ELEMENT;
-      const rawAhead = positions.length * matrixBytes <= AHEAD_BYTES;
-      let next = 0;
-      const step = () => {
-        if (rawAhead && this.raw.step()) {
-          return true;
-        }
-        if (next < positions.length) {
-          this.histogramFrames(positions[next]);
-          next += 1;
-          return true;
-        }
-        return false;
-      };
-      inIdleTime((idle) => {
-        while (idle.timeRemaining() > AHEAD_SLACK_MS) {
-          if (!step()) {
-            return false;
-          }
-        }
-        return true;
-      });
-    }
-
-    compute(parts) {
-      const { d_k: d, n, causal, scaled, temperature } = this.state;
-      const raw = this.scoresFor(d);
-      if (parts.has(PART.scores)) {
-        this.frames.scores = K.scoreImages(raw, DATA.n_max, n, d, causal);
-      }
-      if (parts.has(PART.weights)) {
-        const { precision, subtract_max: stable } = this.state;
-        this.frames.weights = A.weightsFrame(
-          raw,
-          DATA.n_max,
-          n,
-          d,
-          scaled,
-          temperature,
-          causal,
-          precision,
-          stable,
-        );
-      }
-      if (parts.has(PART.histograms)) {
-        const { sigma_q: sigmaQ, sigma_k: sigmaK } = this.state;
-        Object.assign(this.frames, this.histogramFrames(d, sigmaQ, sigmaK));
+      if (!this.starting && fresh.length > first.size) {
+        this.scheduleLesson();
       }
     }
 
-    render(parts) {
+    /** Draw the first screen's `parts` (a Set) from their numbers, computed for `state`. */
+    render(parts, state) {
       const m = this.models;
-      const { n, d_k: d, view } = this.state;
+      const { n, d_k: d, view } = state;
       if (parts.has(PART.scores) || parts.has(PART.view)) {
         this.renderView(view);
       }
       // The glyph draws the "shown" column (see views.py): a view change is a data change,
       // the one change BokehJS always maps to new colours.
       if ([PART.scores, PART.weights, PART.view].some((part) => parts.has(part))) {
-        const { scores, weights } = this.frames;
+        const { scores, weights } = this.shownNumbers();
+        // Each image has the n of the state it was computed for: from a source that
+        // answers out of order, the parts' states may differ for a frame.
+        const scoresN = this.numberStates[PART.scores].n;
         const images = {
-          raw: [ndarray(scores.rawImage, n)],
-          scaled: [ndarray(scores.scaledImage, n)],
-          weight: [ndarray(weights.weightsImage, n)],
+          raw: [ndarray(scores.rawImage, scoresN)],
+          scaled: [ndarray(scores.scaledImage, scoresN)],
+          weight: [ndarray(weights.weightsImage, this.numberStates[PART.weights].n)],
         };
         m.source.data = {
           ...images,
@@ -648,11 +610,11 @@
         this.renderRanges(n);
       }
       if (parts.has(PART.weights) || parts.has(PART.view)) {
-        this.renderOverflow(n, view);
+        this.renderOverflow(state);
       }
       if (parts.has(PART.weights) || parts.has(PART.histograms)) {
-        const { raw, scaled, weights } = this.frames;
-        const lessonLaw = this.lessonLaw();
+        const { raw, scaled, weights } = this.shownNumbers();
+        const lessonLaw = this.lessonLaw(state);
         // Markup built from numbers and the config's templates only (text.js), never from
         // the URL; the thresholds are the config's too (app.controls_spec).
         const texts = CONFIG.texts.readouts;
@@ -664,23 +626,19 @@
      * app.views.heatmap's _apply_overflow: overflowed weights in their own colour over the
      * weights view, with a legend (and the mask's entry when the mask is on).
      */
-    renderOverflow(n, view) {
+    renderOverflow(state) {
       const m = this.models;
-      const overflow = this.frames.weights.overflow;
+      const { n, view } = state;
+      const overflow = this.numbers[PART.weights].overflowImage;
       if (overflow || this.drawn.overflow) {
-        const { image, shape } = A.overflowImage(overflow, n);
-        m.overflow_source.data = {
-          overflow: [ndarray(image, shape[0], shape[1])],
-          x: [0],
-          y: [0],
-          dw: [n],
-          dh: [n],
-        };
+        // None overflowed: one transparent cell (app.views.heatmap's _overflow_data).
+        const image = overflow ? ndarray(overflow, n) : ndarray(new Float32Array([NaN]), 1);
+        m.overflow_source.data = { overflow: [image], x: [0], y: [0], dw: [n], dh: [n] };
         this.drawn.overflow = overflow !== null;
       }
       const shown = overflow !== null && view === "weights";
       m.overflow_renderer.visible = shown;
-      this.showOverflowLegend(shown);
+      this.showOverflowLegend(shown, state);
     }
 
     /**
@@ -688,9 +646,9 @@
      * (app/export/views.py takes them out): BokehJS measures a legend's labels on every
      * paint, shown or not.
      */
-    showOverflowLegend(shown) {
+    showOverflowLegend(shown, state) {
       const { heatmap, overflow_legend: legend, overflow_keys: keys } = this.models;
-      legend.items[1].visible = Boolean(this.state.causal);
+      legend.items[1].visible = Boolean(state.causal);
       if (heatmap.below.includes(legend) !== shown) {
         heatmap.below = shown
           ? [...heatmap.below, legend]
@@ -723,7 +681,7 @@
       m.colour_bar.title = heatmap.colour_bar_titles[view];
       let colours = { palette: heatmap.weights_palette, low: 0.0, high: 1.0 };
       if (view !== "weights") {
-        const { rawLimit, scaledLimit } = this.frames.scores;
+        const { rawLimit, scaledLimit } = this.numbers[PART.scores];
         const limit = Math.max(view === "raw" ? rawLimit : scaledLimit, 1e-9);
         colours = { palette: heatmap.scores_palette, low: -limit, high: limit };
       }
@@ -731,13 +689,15 @@
       m.colour_bar_mapper.setv(colours);
     }
 
-    /** The raw and the scaled histogram: frames, models and words by the same name. */
+    /** The raw and the scaled histogram: numbers, models and words by the same name. */
     renderHistograms() {
-      const { raw, scaled } = this.frames;
+      const histograms = this.numbers[PART.histograms];
+      const state = this.numberStates[PART.histograms];
       const texts = CONFIG.texts.histograms;
-      const titles = T.histogramTitles(texts, this.state.d_k, raw, scaled, this.lessonLaw());
+      const { raw, scaled } = histograms;
+      const titles = T.histogramTitles(texts, state.d_k, raw, scaled, this.lessonLaw(state));
       for (const [which, words] of Object.entries(titles)) {
-        this.renderHistogram(which, this.frames[which], words.title, words.curve);
+        this.renderHistogram(which, histograms[which], words.title, words.curve);
       }
     }
 
@@ -770,14 +730,16 @@
       }
       Object.assign(this.state, changes);
       this.leaveSceneIfMoved();
-      const parts = new Set(
-        Object.keys(INPUTS).filter((part) => INPUTS[part].some((name) => changed.includes(name))),
+      const parts = FIRST_SCREEN_PARTS.filter((part) =>
+        INPUTS[part].some((name) => changed.includes(name)),
       );
-      if (parts.size > 0) {
-        this.compute(parts);
-        this.render(parts);
+      if (parts.length > 0) {
+        // Drawn when its frame comes (receive): at once from the offline source.
+        this.request(parts);
+      } else {
+        // Nothing on the first screen moved (the lesson's row): the lesson follows.
+        this.finishFirstScreen(false);
       }
-      this.finishFirstScreen(parts.has(PART.histograms));
       this.whenIdle(() => {
         this.describeSliders();
         this.writeUrl();
@@ -1047,15 +1009,15 @@
       this.syncWidgets();
       this.showScene();
       this.showNotices([...parsed.notices, ...notices, ...shownControls.notices]);
-      const everything = new Set(Object.keys(INPUTS));
-      this.compute(everything);
-      this.render(everything);
-      this.renderHistograms();
+      // The first screen in one frame, histograms included (receive), then the lesson.
+      this.starting = true;
+      this.request(FIRST_SCREEN_PARTS);
+      this.starting = false;
       this.renderLesson();
       this.describeSliders();
       this.writeUrl();
       this.updates += 1;
-      this.buildAhead();
+      this.source.start?.();
       afterFrame(() => onIdle(drawSections, 500));
     }
 
@@ -1092,7 +1054,7 @@
      * the controls' widgets, by control name.
      */
     start(models, widgets) {
-      api.page = new ExportPage(models, widgets);
+      api.page = new ExportPage(models, widgets, new S.KernelSource(CONFIG));
       api.page.start();
     },
     /** Called by the lesson's document once drawn, as start is by the first. */
@@ -1124,7 +1086,7 @@
       if (!page) {
         return null;
       }
-      const { raw, scaled, weights } = page.frames;
+      const { raw, scaled, weights } = page.shownNumbers();
       const { preset, ...state } = page.state;
       return {
         updates: page.updates,

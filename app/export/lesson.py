@@ -295,11 +295,11 @@ def lesson_css() -> str:
     return worked.WORKED_CSS
 
 
-def lesson_config(data: ExportData) -> dict:
-    """The lesson's data for lesson.js and controller.js, by section."""
+def lesson_config() -> dict:
+    """The lesson's data for lesson.js and controller.js, by section (the output's values V
+    go to the number source: :func:`output_spec`, app.export.page.source_config)."""
     return {
         "collapse": collapse_spec(),
         "row": row_spec(),
-        "output": output_spec(data),
         "quiz": quiz_spec(),
     }

@@ -27,6 +27,8 @@ from app.controls_spec import (
     CONTROL_BY_NAME,
     HISTOGRAMS,
     INTRO,
+    OUTPUT,
+    ROW,
     SCORES,
     SHOWABLE_CONTROLS,
     TITLE,
@@ -49,7 +51,13 @@ from app.export.data import (
     sample_limits,
     slider_grids,
 )
-from app.export.lesson import LESSON_CONTROLS, build_lesson, lesson_config, lesson_css
+from app.export.lesson import (
+    LESSON_CONTROLS,
+    build_lesson,
+    lesson_config,
+    lesson_css,
+    output_spec,
+)
 from app.export.training import build_training, default_grid, training_spec
 from app.export.views import ALERT_TEXTS, HISTOGRAM_HEADROOM, SHOWN_COLUMN, build_views
 from app.export.widgets import (
@@ -64,6 +72,7 @@ from app.export.widgets import (
 )
 from app.layout import WIDE_PAGE_PX
 from app.model import SimulationModel
+from app.numbers_out import frame_fields_spec
 from app.presets import PRESETS
 from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, query_spec
 from app.state import SimulationState
@@ -81,7 +90,15 @@ from app.views.readouts import READOUT_CSS, READOUT_TEXTS
 from app.views.training_grid import CSS as TRAINING_CSS
 
 ASSETS = Path(__file__).resolve().parent
-SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "assumptions.js", "controller.js")
+SCRIPTS = (
+    "kernel.js",
+    "text.js",
+    "query.js",
+    "lesson.js",
+    "assumptions.js",
+    "kernel_source.js",
+    "controller.js",
+)
 """The page's own JavaScript, in load order (each uses the ones before it)."""
 
 PAGE_CONTROLS = tuple(control.name for control in OFFLINE_CONTROLS)
@@ -99,9 +116,18 @@ URL_NAMES = tuple(
 then the controls in the spec's order): the controls it offers and the seed it keeps. It
 keeps the others (``row``, ``embed``, a course page's own) as they came."""
 
-DRAWN_PARTS = {"scores": SCORES, "weights": WEIGHTS, "histograms": HISTOGRAMS, "view": VIEW}
-"""The model parts the page draws, by the names controller.js uses for them (it has no row
-comparison and no output panel); its recompute graph names only these."""
+DRAWN_PARTS = {
+    "scores": SCORES,
+    "weights": WEIGHTS,
+    "histograms": HISTOGRAMS,
+    "view": VIEW,
+    "row": ROW,
+    "output": OUTPUT,
+}
+"""The model parts the page draws, by the names controller.js and kernel_source.js use for
+them; its recompute graph names only these. The first four are the first screen's, asked
+for on every change; the row comparison and the output are the lesson's, asked for when the
+lesson is drawn."""
 
 
 def initial_state(data: ExportData) -> SimulationState:
@@ -180,13 +206,35 @@ def page_limits(data: ExportData) -> dict:
     }
 
 
+def source_config(data: ExportData, curve_points: int) -> dict:
+    """What the page's number source (kernel_source.js's ``KernelSource``) reads: the
+    samples, the histograms' bins and curve, the values V, the parts it computes with their
+    inputs, and the frames' field names (:func:`app.numbers_out.frame_fields_spec`)."""
+    spec = page_spec(offline_only=True)
+    return {
+        "data": payload(data),
+        "histogram": {
+            "bins": HISTOGRAM_BINS,
+            "half_width": HISTOGRAM_HALF_WIDTH,
+            "curve_points": curve_points,
+        },
+        "output": output_spec(data),
+        "parts": DRAWN_PARTS,
+        "inputs": {part: spec["inputs"].get(part, []) for part in DRAWN_PARTS.values()},
+        "frame_fields": frame_fields_spec(),
+    }
+
+
 def page_config(data: ExportData, state: SimulationState, curve_points: int) -> dict:
     """Everything the page's JavaScript reads at load: the controls, texts and thresholds of
-    app/controls_spec.py, the samples, the URL rules and the figures' words and sizes."""
+    app/controls_spec.py, what its number source reads (:func:`source_config`: the samples
+    among it), the URL rules and the figures' words and sizes."""
     spec = page_spec(offline_only=True)
     grids = slider_grids(data)
+    source = source_config(data, curve_points)
     return {
         **spec,
+        **source,
         # The spec's offline controls, each with the page's slider positions and first value.
         "controls": [
             {
@@ -196,13 +244,10 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
             }
             for control in spec["controls"]
         ],
-        "inputs": {part: spec["inputs"].get(part, []) for part in DRAWN_PARTS.values()},
-        "parts": DRAWN_PARTS,
-        "data": payload(data),
         "limits": page_limits(data),
         "query": query_spec(),
         "shown": shown_controls_spec(),
-        **lesson_config(data),
+        **lesson_config(),
         "assumptions": assumptions_config(),
         "training": training_spec(default_grid(), data.d_values),
         "presets": presets_spec(),
@@ -216,12 +261,7 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
             "weights_palette": list(WEIGHTS_PALETTE),
             "scores_palette": list(SCORES_PALETTE),
         },
-        "histogram": {
-            "bins": HISTOGRAM_BINS,
-            "half_width": HISTOGRAM_HALF_WIDTH,
-            "curve_points": curve_points,
-            "headroom": HISTOGRAM_HEADROOM,
-        },
+        "histogram": {**source["histogram"], "headroom": HISTOGRAM_HEADROOM},
         # The readouts' and histograms' templates, which text.js fills as the server does.
         "texts": {"readouts": READOUT_TEXTS, "histograms": HISTOGRAM_TEXTS},
     }

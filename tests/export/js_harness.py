@@ -29,6 +29,7 @@ MODULES = {
     "query": "query.js",
     "lesson": "lesson.js",
     "assumptions": "assumptions.js",
+    "kernel_source": "kernel_source.js",
 }
 """Module name in a call → the export script that defines it."""
 
@@ -38,6 +39,7 @@ PAGE_GLOBALS = {
     "query": "SdpaQuery",
     "lesson": "SdpaLesson",
     "assumptions": "SdpaAssumptions",
+    "kernel_source": "SdpaKernelSource",
 }
 """Module name in a call → the global the exported page defines it as."""
 

@@ -1,0 +1,198 @@
+"""The numbers the page draws, as frames: the Python side of the page's number sources.
+
+The page's drawing code (``app/export/controller.js``, ``ExportPage``) draws from frames of
+numbers that a *source* delivers; it never computes them itself. The offline file's source
+is ``app/export/kernel_source.js`` (kernel.js computing in the browser); a served session
+will be the other, computing with :mod:`sdpa_core` through :class:`app.model.SimulationModel`
+and sending what :func:`numbers_frame` returns. A frame is::
+
+    {"sequence": int, "state": {control: value}, "parts": [part, ...],
+     "numbers": {part: {field: value}}}
+
+``parts`` names the model parts the frame answers (the keys of :data:`app.model.INPUTS`);
+``numbers`` holds, for each part that has numbers, exactly the fields of
+:data:`FRAME_FIELDS` (``view`` has none: it is named in ``parts`` only). Images are
+row-major, flat, contiguous float32 (what Bokeh and Panel send as binary buffers), n×n or
+n×d_v with n the frame state's; the other arrays keep the dtype their numbers have (the
+histograms' edges float32, their densities and curves float64, which the CSV download
+writes digit for digit). The field names are the drawing code's (camelCase), so a frame
+reaches it as it is; the page receives :data:`FRAME_FIELDS` in its config, and the offline
+source keeps exactly these fields of what kernel.js computes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+import numpy as np
+
+from app.controls_spec import CONTROL_NAMES, HISTOGRAMS, OUTPUT, ROW, SCORES, WEIGHTS
+from app.derived import HistogramFrame, WeightsFrame
+from app.model import SimulationModel
+
+HISTOGRAM_FIELDS = (
+    "left",
+    "right",
+    "density",
+    "curveX",
+    "curveY",
+    "std",
+    "expectedStd",
+    "expectedMean",
+    "count",
+)
+"""One histogram's numbers: bin edges, density, the normal curve and the spread readouts."""
+
+REPORT_FIELDS = ("size", "nan", "inf", "nonFinite", "maxAbsError")
+"""The softmax's precision report against float64 (sdpa_core.PrecisionReport)."""
+
+FRAME_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        SCORES: ("rawImage", "scaledImage", "rawLimit", "scaledLimit"),
+        WEIGHTS: (
+            "weightsImage",
+            "overflowImage",
+            "meanMaxWeight",
+            "meanEntropy",
+            "uniformEntropy",
+            "uniformMaxWeight",
+            "maxLogit",
+            "precision",
+            "stable",
+            "report",
+        ),
+        HISTOGRAMS: ("raw", "scaled"),
+        ROW: ("row", "keys", "scaled", "unscaled", "scaledEntropy", "unscaledEntropy"),
+        OUTPUT: ("valuesImage", "outputImage", "limit"),
+    }
+)
+"""Each model part with numbers → the fields of its numbers in a frame. ``raw`` and
+``scaled`` of the histograms hold :data:`HISTOGRAM_FIELDS` each, ``report`` of the weights
+:data:`REPORT_FIELDS`; ``overflowImage`` is None when every weight is finite, else 1 where a
+weight is inf or NaN and NaN elsewhere; ``keys`` of the row is how many keys the row sees."""
+
+
+def frame_fields_spec() -> dict[str, object]:
+    """The frame's field names as data for the page's scripts: ``parts`` (:data:`FRAME_FIELDS`),
+    ``histogram`` (:data:`HISTOGRAM_FIELDS`) and ``report`` (:data:`REPORT_FIELDS`)."""
+    return {
+        "parts": {part: list(fields) for part, fields in FRAME_FIELDS.items()},
+        "histogram": list(HISTOGRAM_FIELDS),
+        "report": list(REPORT_FIELDS),
+    }
+
+
+def _flat_float32(array: np.ndarray) -> np.ndarray:
+    """``array`` as flat, contiguous float32 (no copy when it already is)."""
+    return np.ascontiguousarray(array, dtype=np.float32).reshape(-1)
+
+
+def _histogram_numbers(frame: HistogramFrame) -> dict[str, object]:
+    return {
+        "left": np.ascontiguousarray(frame.left),
+        "right": np.ascontiguousarray(frame.right),
+        "density": np.ascontiguousarray(frame.density),
+        "curveX": np.ascontiguousarray(frame.curve_x),
+        "curveY": np.ascontiguousarray(frame.curve_y),
+        "std": frame.std,
+        "expectedStd": frame.expected_std,
+        "expectedMean": frame.expected_mean,
+        "count": frame.count,
+    }
+
+
+def _overflow_image(frame: WeightsFrame) -> np.ndarray | None:
+    if frame.overflow is None:
+        return None
+    return _flat_float32(np.where(frame.overflow, 1.0, math.nan))
+
+
+def _weights_numbers(frame: WeightsFrame) -> dict[str, object]:
+    report = frame.precision_report
+    return {
+        "weightsImage": _flat_float32(frame.weights_image),
+        "overflowImage": _overflow_image(frame),
+        "meanMaxWeight": frame.mean_max_weight,
+        "meanEntropy": frame.mean_entropy,
+        "uniformEntropy": frame.uniform_entropy,
+        "uniformMaxWeight": frame.uniform_max_weight,
+        "maxLogit": frame.max_logit,
+        "precision": frame.precision,
+        "stable": frame.stable,
+        "report": {
+            "size": report.size,
+            "nan": report.nan,
+            "inf": report.inf,
+            "nonFinite": report.non_finite,
+            "maxAbsError": report.max_abs_error,
+        },
+    }
+
+
+def part_numbers(model: SimulationModel, part: str) -> dict[str, object] | None:
+    """The numbers of one model part as a frame carries them (:data:`FRAME_FIELDS`), or None
+    for a part the page draws without numbers (``view``)."""
+    if part == SCORES:
+        scores = model.scores
+        return {
+            "rawImage": _flat_float32(scores.raw_image),
+            "scaledImage": _flat_float32(scores.scaled_image),
+            "rawLimit": scores.raw_limit,
+            "scaledLimit": scores.scaled_limit,
+        }
+    if part == WEIGHTS:
+        return _weights_numbers(model.weights)
+    if part == HISTOGRAMS:
+        return {
+            "raw": _histogram_numbers(model.raw_histogram),
+            "scaled": _histogram_numbers(model.scaled_histogram),
+        }
+    if part == ROW:
+        row = model.row
+        return {
+            "row": row.row,
+            "keys": int(row.keys.size),
+            "scaled": np.ascontiguousarray(row.scaled),
+            "unscaled": np.ascontiguousarray(row.unscaled),
+            "scaledEntropy": row.scaled_entropy,
+            "unscaledEntropy": row.unscaled_entropy,
+        }
+    if part == OUTPUT:
+        output = model.output
+        return {
+            "valuesImage": _flat_float32(output.values_image),
+            "outputImage": _flat_float32(output.output_image),
+            "limit": output.limit,
+        }
+    return None
+
+
+def frame_numbers(model: SimulationModel, parts: Iterable[str]) -> dict[str, dict[str, object]]:
+    """The ``numbers`` of a frame for ``parts`` (what ``model.refresh(changed)`` returned):
+    each part that has numbers, by part name."""
+    numbers = {}
+    for part in sorted(parts):
+        values = part_numbers(model, part)
+        if values is not None:
+            numbers[part] = values
+    return numbers
+
+
+def frame_state(model: SimulationModel) -> dict[str, object]:
+    """The controls' values a frame was computed for, by control name."""
+    return {name: getattr(model.state, name) for name in CONTROL_NAMES}
+
+
+def numbers_frame(model: SimulationModel, parts: Iterable[str], sequence: int) -> dict:
+    """The frame a source delivers for request ``sequence`` once ``model`` has been refreshed
+    with its changes and ``parts`` (the parts refresh named, or the union over the requests
+    it answers) recomputed: the state, the parts and their numbers."""
+    parts = sorted(set(parts))
+    return {
+        "sequence": sequence,
+        "state": frame_state(model),
+        "parts": parts,
+        "numbers": frame_numbers(model, parts),
+    }
