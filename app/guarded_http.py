@@ -142,7 +142,7 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
         assert isinstance(start_line, httputil.RequestStartLine)
         # Only a connection's first request can have been counted by the front as a page.
         self._connection.watched = self._first and is_page_request(
-            start_line.method, start_line.path, headers, self._server.app_paths
+            start_line.method, start_line.path, self._server.app_paths
         )
         self._connection.started = time.monotonic()
         guard = self._server.guard

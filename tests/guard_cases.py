@@ -146,3 +146,100 @@ def odd_queries() -> list[bytes]:
         b"/main?&&=&",
     ]
     return targets
+
+
+# Requests whose headers claim to be what their path is not ---------------------------------
+
+WEBSOCKET_HEADERS = {
+    "Upgrade": "websocket",
+    "Connection": "Upgrade",
+    "Sec-WebSocket-Version": "13",
+    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+}
+"""What a browser's websocket handshake sends, but its sub-protocols."""
+
+
+def upgrade_header_sets(token: str) -> dict[str, dict[str, str]]:
+    """Header sets that ask, one way or another, for the connection to become something else
+    than a page: a full Bokeh websocket handshake with a valid ``token``, others without a
+    token or with odd spellings, and upgrades to other protocols."""
+    bokeh = {**WEBSOCKET_HEADERS, "Sec-WebSocket-Protocol": f"bokeh, {token}"}
+    return {
+        "bokeh websocket": bokeh,
+        "bokeh websocket, capitalised": {**bokeh, "Upgrade": "WebSocket"},
+        "websocket among others": {**bokeh, "Upgrade": "h2c, websocket"},
+        "websocket, no protocol": dict(WEBSOCKET_HEADERS),
+        "websocket, other protocol": {**WEBSOCKET_HEADERS, "Sec-WebSocket-Protocol": "chat"},
+        "upgrade only": {"Upgrade": "websocket"},
+        "h2c": {"Upgrade": "h2c", "Connection": "Upgrade, HTTP2-Settings"},
+    }
+
+
+HEADER_ROUTED_TARGETS = [
+    "/main?bokeh-absolute-url=http://evil.example/",
+    "/main?bokeh-token=abc",
+    "/main?bokeh-session-id=KNOWN",
+    "/?bokeh-absolute-url=http%3A%2F%2Fevil.example%2F&d_k=8",
+    "/main/?BOKEH-TOKEN=abc",
+    "/main?d_k=8&bokeh-anything=1",
+]
+"""Page targets the guard refuses: their headers must not change that."""
+
+
+def header_routing_cases(token: str) -> list[tuple[str, dict[str, str], int]]:
+    """Page requests carrying websocket (or other upgrade) headers: each (target, headers,
+    status) gets what the same target gets without them, as Tornado routes by path. Then
+    the app's websocket paths without upgrade headers: a plain 400 (403 if they name a
+    session, as a page would)."""
+    cases = []
+    refused = {target: status for target, status in reserved_cases()}
+    targets = [*HEADER_ROUTED_TARGETS, *list(refused)[::97]]
+    for label, headers in upgrade_header_sets(token).items():
+        for target in targets:
+            expected = refused.get(target) or _expected_without_headers(target)
+            cases.append((target, {**headers, "X-Case": label}, expected))
+    for path in ("/main/ws", "/ws"):
+        for query in ("", "?d_k=8", "?bokeh-session-id=x"):
+            status = 403 if "session" in query else 400
+            cases.append((path + query, {"X-Case": "no upgrade"}, status))
+    return cases
+
+
+def _expected_without_headers(target: str) -> int:
+    name = target.partition("?")[2].lower()
+    if "bokeh-token" in name or "bokeh-session-id" in name:
+        return 403
+    return 400
+
+
+# Control bytes in paths -----------------------------------------------------------------
+
+CONTROL_PIECES = ["%00", "%01", "%0a", "%0D%0A", "%1f", "%7f", "%7F", "%2500"]
+"""Control bytes percent-encoded (``%2500`` decodes to the text ``%00``, which is allowed)."""
+PATH_PREFIXES = [
+    "/assets/",
+    "/assets/course-page.html",
+    "/static/",
+    "/static/js/bokeh.min.js",
+    "/static/extensions/panel/",
+    "/main",
+    "/main/ws",
+    "/favicon.ico",
+    "/",
+]
+
+
+def control_path_cases() -> list[tuple[str, int]]:
+    """Request targets whose path carries a control byte at its end, inside a name or as a
+    whole segment, and the status they get: a plain 400, but for ``%2500`` (no control
+    byte once decoded: 404 or the file, any status but a 5xx)."""
+    cases = []
+    for prefix, piece in itertools.product(PATH_PREFIXES, CONTROL_PIECES):
+        status = 0 if piece == "%2500" else 400
+        base = prefix.rstrip("/")
+        cases += [
+            (prefix + piece, status),
+            (f"{base}/a{piece}b", status),
+            (f"{prefix}{piece}/x?d_k=8", status),
+        ]
+    return cases

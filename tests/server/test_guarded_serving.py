@@ -14,7 +14,16 @@ from collections.abc import Iterator
 
 import pytest
 from bokeh.util.token import generate_jwt_token, generate_session_id
-from guard_cases import SERVED_OPTIONS, HostCase, host_cases, odd_queries, reserved_cases
+from guard_cases import (
+    SERVED_OPTIONS,
+    HostCase,
+    control_path_cases,
+    header_routing_cases,
+    host_cases,
+    odd_queries,
+    reserved_cases,
+    upgrade_header_sets,
+)
 from procs_support import (
     FrontServer,
     open_session,
@@ -24,6 +33,7 @@ from procs_support import (
     tracebacks,
     websocket_status,
 )
+from raw_http import exchange
 
 CHEAP_TARGET = "/favicon.ico"
 """A route Bokeh answers without building a session."""
@@ -156,6 +166,41 @@ def test_responses_say_who_may_frame_them_and_sessions_still_open(served: FrontS
         assert "https://courses.example.edu" in policy and "http://localhost:*" in policy
     session = open_session(served.base_url, "?d_k=16")
     assert session["status"] == 101 and session["messages"][:2] == ["ACK", "PULL-DOC-REPLY"]
+
+
+def test_websocket_headers_on_a_page_do_not_switch_its_check_off(served: FrontServer) -> None:
+    """Tornado routes ``/main`` to the page whatever ``Upgrade`` says: the guard checks it
+    as the page it is (with a live token in the sub-protocols, as a real page's)."""
+    mark = served.log_size()
+    host = {"Host": f"127.0.0.1:{served.port}", "Origin": served.base_url}
+    wrong = []
+    for target, headers, expected in header_routing_cases(page_token(served.url)):
+        status, answer, body = exchange(served.port, target, {**host, **headers})
+        plain = answer.get("content-type", "").startswith("text/plain")
+        if status != expected or not plain or b"evil.example" in body:
+            wrong.append(f"{target[:100]} {headers['X-Case']}: {status}, expected {expected}")
+    assert not wrong, "\n".join(wrong)
+    bokeh = upgrade_header_sets(page_token(served.url))["bokeh websocket"]
+    status, _, body = exchange(served.port, "/main?d_k=8", {**host, **bokeh})
+    assert status == 200 and b'"token"' in body, "a clean page is still the page"
+    assert not tracebacks(served.log_text(mark)), tracebacks(served.log_text(mark))
+
+
+def test_control_bytes_in_a_path_get_a_plain_400(served: FrontServer) -> None:
+    mark = served.log_size()
+    host = {"Host": f"127.0.0.1:{served.port}"}
+    wrong = []
+    for target, expected in control_path_cases():
+        status, headers, _ = raw_get(served.port, target, host)
+        plain = headers.get("content-type", "").startswith("text/plain")
+        if (expected and (status, plain) != (expected, True)) or status >= 500:
+            wrong.append(f"{target}: {status}, expected {expected or 'no 5xx'}")
+    for raw in (b"/assets/a\x00b", b"/static/\x00", b"/main\x01"):
+        status, _, _ = raw_get(served.port, raw, host)
+        if not 400 <= status < 500:
+            wrong.append(f"{raw!r}: {status}")
+    assert not wrong, "\n".join(wrong)
+    assert not tracebacks(served.log_text(mark)), tracebacks(served.log_text(mark))
 
 
 def test_the_log_has_no_traceback(served: FrontServer) -> None:

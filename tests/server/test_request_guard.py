@@ -12,7 +12,14 @@ import itertools
 
 import pytest
 from bokeh.util.token import generate_jwt_token, generate_session_id
-from guard_cases import SERVED_OPTIONS, host_cases, reserved_cases
+from guard_cases import (
+    SERVED_OPTIONS,
+    control_path_cases,
+    header_routing_cases,
+    host_cases,
+    reserved_cases,
+    upgrade_header_sets,
+)
 from tornado.httputil import HTTPHeaders, HTTPInputError, RequestStartLine
 
 from app import cli
@@ -251,3 +258,39 @@ def test_sdpa_sim_takes_embed_origins_and_passes_their_websocket_origins_on() ->
     assert cli.request_guard(options).frame_ancestors == ("https://courses.example.edu",)
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(["--allow-embed-from", "not an origin"])
+
+
+# What a request is, not what its headers claim -------------------------------------------
+
+
+def _check_with(target: str, headers: dict[str, str]) -> int:
+    lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    head = HTTPHeaders.parse(f"Host: 127.0.0.1:{PORT}\r\n{lines}")
+    refusal = SERVED.check(RequestStartLine("GET", target, "HTTP/1.1"), head, KEY, 1_000_000.0)
+    return refusal.status if refusal is not None else 0
+
+
+def test_upgrade_headers_do_not_turn_the_page_check_off() -> None:
+    cases = header_routing_cases(_token_at())
+    wrong = [
+        f"{target[:100]} {headers['X-Case']}: {status}, expected {expected}"
+        for target, headers, expected in cases
+        if (status := _check_with(target, headers)) != expected
+    ]
+    assert not wrong and len(cases) > 80, "\n".join(wrong)
+
+
+def test_a_page_with_websocket_headers_and_a_clean_query_passes() -> None:
+    headers = upgrade_header_sets(_token_at())["bokeh websocket"]
+    assert _check_with("/main?d_k=8", headers) == 0
+
+
+def test_control_bytes_in_a_path_are_refused() -> None:
+    cases = control_path_cases()
+    wrong = [
+        f"{target}: {status}, expected {expected}"
+        for target, expected in cases
+        if (status := _check(SERVED, target)) != expected
+    ]
+    assert not wrong and len(cases) > 200, "\n".join(wrong)
+    assert _check(SERVED, "/assets/a\x00b") == 400, "a raw NUL too"
