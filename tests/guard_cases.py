@@ -243,3 +243,64 @@ def control_path_cases() -> list[tuple[str, int]]:
             (f"{prefix}{piece}/x?d_k=8", status),
         ]
     return cases
+
+
+# Websocket messages no BokehJS sends ------------------------------------------------------
+
+Frame = str | bytes
+"""One websocket frame: text or binary."""
+
+GOOD_HEADER = {"msgid": "m1", "msgtype": "PULL-DOC-REQ"}
+
+
+def _json(value: object) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def malformed_messages() -> dict[str, list[Frame]]:
+    """Frame sequences a page's websocket may receive from a hostile client, by family: text
+    that is not JSON where each of the message's three parts is expected, headers of the
+    wrong shape (``{}``, no ``msgid``, a ``msgtype`` Bokeh does not know or of another
+    type), buffers announced and not sent or not JSON, binary frames out of turn, deeply
+    nested content, and messages of known types with contents of the wrong shape. Each
+    must cost one short log line at most, never a traceback."""
+    families: dict[str, list[Frame]] = {}
+    not_json = ["not json", "", "{", "\x00", "[" * 100_000, "1" * 5000]
+    for index, text in enumerate(not_json):
+        families[f"header not JSON {index}"] = [text]
+        families[f"metadata not JSON {index}"] = [_json(GOOD_HEADER), text]
+        families[f"content not JSON {index}"] = [_json(GOOD_HEADER), "{}", text]
+    odd_headers: list[object] = [
+        {},
+        [],
+        5,
+        None,
+        {"msgid": "m1"},
+        {"msgtype": "PULL-DOC-REQ"},
+        *({"msgid": "m1", "msgtype": kind} for kind in ("NOPE", "EXPIRED", ["PATCH-DOC"], 5)),
+        *({"msgid": "m1", "msgtype": kind} for kind in ("ACK", "OK", "ERROR", "PULL-DOC-REPLY")),
+        {"msgid": ["m"], "msgtype": "PULL-DOC-REQ"},
+        {**GOOD_HEADER, "num_buffers": "x"},
+        {**GOOD_HEADER, "num_buffers": -1},
+    ]
+    for index, header in enumerate(odd_headers):
+        families[f"odd header {index}"] = [_json(header), "{}", "{}"]
+    buffered = {**GOOD_HEADER, "msgtype": "PATCH-DOC", "num_buffers": 1}
+    families["buffer header not JSON"] = [_json(buffered), "{}", "{}", "not json", b"\x00"]
+    families["buffer header wrong shape"] = [_json(buffered), "{}", "{}", "[]", b"\x00"]
+    families["binary where text belongs"] = [b"\x00\x01"]
+    families["binary metadata"] = [_json(GOOD_HEADER), b"{}"]
+    families["text where a buffer belongs"] = [_json(buffered), "{}", "{}", '{"id": "1"}', "x"]
+    patch = {**GOOD_HEADER, "msgtype": "PATCH-DOC"}
+    for index, content in enumerate(
+        [{}, [], {"events": 5}, {"events": [5]}, {"events": [{"kind": "NOPE"}]}, "x"]
+    ):
+        families[f"patch of the wrong shape {index}"] = [_json(patch), "{}", _json(content)]
+    families["server-info with junk"] = [
+        _json({**GOOD_HEADER, "msgtype": "SERVER-INFO-REQ"}),
+        _json([1]),
+        _json({"a": "[" * 1000}),
+    ]
+    return families

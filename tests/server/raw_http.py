@@ -37,3 +37,40 @@ def exchange(
                 break
             body += chunk
     return int(status_line.split(" ")[1]), parsed, body
+
+
+async def send_frames(
+    base_url: str, token: str, frames: list[str | bytes], read: bool = True, wait: float = 2.0
+) -> list[str | bytes]:
+    """Open the app's websocket for the session of ``token``, send ``frames`` as they are
+    (text or binary) until the server closes the connection, and return what the server sent
+    in the ``wait`` seconds after (its ACK first; with ``read`` False nothing is read until
+    every frame is sent)."""
+    import asyncio
+
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import WebSocketClosedError, websocket_connect
+
+    host = base_url.split("://", 1)[1]
+    request = HTTPRequest(f"ws://{host}/main/ws", headers={"Origin": base_url})
+    connection = await websocket_connect(request, subprotocols=["bokeh", token])
+    received: list[str | bytes] = []
+    try:
+        for frame in frames:
+            try:
+                await connection.write_message(frame, binary=isinstance(frame, bytes))
+            except WebSocketClosedError:
+                break  # the server closed a connection it could not read: its answer
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        while read and (left := deadline - loop.time()) > 0:
+            try:
+                message = await asyncio.wait_for(connection.read_message(), left)
+            except TimeoutError:
+                break
+            if message is None:
+                break
+            received.append(message)
+    finally:
+        connection.close()
+    return received

@@ -20,6 +20,7 @@ from guard_cases import (
     control_path_cases,
     header_routing_cases,
     host_cases,
+    malformed_messages,
     odd_queries,
     reserved_cases,
     upgrade_header_sets,
@@ -29,11 +30,12 @@ from procs_support import (
     open_session,
     page_token,
     raw_get,
+    run_async,
     running_front,
     tracebacks,
     websocket_status,
 )
-from raw_http import exchange
+from raw_http import exchange, send_frames
 
 CHEAP_TARGET = "/favicon.ico"
 """A route Bokeh answers without building a session."""
@@ -201,6 +203,34 @@ def test_control_bytes_in_a_path_get_a_plain_400(served: FrontServer) -> None:
             wrong.append(f"{raw!r}: {status}")
     assert not wrong, "\n".join(wrong)
     assert not tracebacks(served.log_text(mark)), tracebacks(served.log_text(mark))
+
+
+REFUSED_LINE = "a websocket client's message was refused"
+
+
+def test_malformed_websocket_messages_cost_a_short_line_at_most(served: FrontServer) -> None:
+    """Each family on a websocket of its own (Bokeh closes a connection it cannot read),
+    then a flood of requests from a client that reads nothing: no traceback, no ERROR line,
+    a few short lines, and the session still opens."""
+    mark = served.log_size()
+    token = page_token(served.url)
+    families = malformed_messages()
+
+    async def scenario() -> None:
+        for frames in families.values():
+            await send_frames(served.base_url, token, frames, wait=0.3)
+        pull = ['{"msgid": "p", "msgtype": "PULL-DOC-REQ"}', "{}", "{}"]
+        await send_frames(served.base_url, token, pull * 300, read=False)
+
+    run_async(scenario(), 300)
+    session = open_session(served.base_url, "?d_k=16")
+    assert session["status"] == 101 and "PULL-DOC-REPLY" in session["messages"]
+    text = served.log_text(mark)
+    assert not tracebacks(text), tracebacks(text)
+    lines = [line for line in text.splitlines() if REFUSED_LINE in line]
+    assert 0 < len(lines) <= 2 * 20, len(lines)
+    assert all(len(line) < 200 for line in lines), max(lines, key=len)
+    assert "ERROR" not in text and "[[[[" not in text
 
 
 def test_the_log_has_no_traceback(served: FrontServer) -> None:
