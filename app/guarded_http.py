@@ -176,6 +176,8 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
         headers = httputil.HTTPHeaders(
             {"Content-Type": "text/plain; charset=utf-8", "Content-Length": str(len(body))}
         )
+        for name, value in refusal.headers:
+            headers[name] = value
         start_line = httputil.ResponseStartLine("HTTP/1.1", refusal.status, refusal.reason)
         self._connection.write_headers(start_line, headers, body)
         self._connection.finish()

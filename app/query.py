@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote_plus, urlencode
 
+from app.address import OMITTED, read_omitted
 from app.controls_spec import CONTROLS
 from app.presets import PRESETS
 
@@ -56,6 +57,8 @@ NOTICE_TEXTS = {
     "above": "{name} = {value} is above the largest value {high}; using {high}.",
     "rounded": "{name} must be a whole number; {value} was rounded to {rounded}.",
     "past_count": "{name} = {value} is past the last of {count} = {total}; using {last}.",
+    "omitted": "{name}: the parameter is {length:,} characters long, too long to keep in the "
+    "address, so it was left out.",
     "not_boolean": "{name}: “{excerpt}” is not true or false, so it was ignored.",
     "not_a_choice": "{name}: “{excerpt}” is not one of {listed}, so it was ignored.",
     "too_long": "{name}: the value is {length} characters long, so it was ignored.",
@@ -288,6 +291,18 @@ def index_limits(counts: Mapping[str, object]) -> dict[str, dict[str, object]]:
     }
 
 
+def omitted_notices(args: QueryArgs) -> list[str]:
+    """The notices for the parameters the server left out of a page's address as too long
+    to keep (:data:`app.address.OMITTED`, written by the request guard). Never raises."""
+    raw = args.get(OMITTED, [])
+    values = [raw] if isinstance(raw, bytes | str) else list(raw)
+    texts = [_text([value]) for value in values]
+    return [
+        notice("omitted", name=excerpt(item.name), length=item.length)
+        for item in read_omitted(texts)
+    ]
+
+
 def format_query_value(value: object) -> str:
     """How a control value is written into the URL (booleans as true/false, floats short)."""
     if isinstance(value, bool):
@@ -344,14 +359,16 @@ def compose_search(current: str, values: Mapping[str, str]) -> str:
     A course page's own parameters (``id=007``, ``ref=…?x=1``, ``foo=[1,2,3]``) thus come
     back exactly as it sent them. Names are compared decoded, as Tornado reads them
     (``d%5Fk`` is ``d_k``); Bokeh's reserved ``bokeh-…`` names are always dropped
-    (:func:`is_reserved_name`: ``bo\u212aeh-…``, with a Kelvin sign, is kept).
+    (:func:`is_reserved_name`: ``bo\u212aeh-…``, with a Kelvin sign, is kept), and so is the
+    served page's note of what the server left out (:data:`app.address.OMITTED`; the
+    offline page is never sent one, so its query.js keeps that as a link's own).
     """
     kept = []
     for piece in current.removeprefix("?").split("&"):
         if not piece:
             continue
         name = unquote_plus(piece.partition("=")[0])
-        if name in values or is_reserved_name(name):
+        if name in values or name == OMITTED or is_reserved_name(name):
             continue
         kept.append(piece)
     return "?" + "&".join(filter(None, [urlencode(dict(values)), *kept]))

@@ -14,6 +14,9 @@ Pure functions of a request's line and headers, so they can be tested without a 
   a ``Bokeh-Session-Id`` header: a link cannot choose where scripts come from nor which
   session a student joins. ``autoload.js`` keeps the three parameters Bokeh's
   ``server_document`` sends, checked for shape;
+- a page whose query is too long for its session to keep (:mod:`app.address`): sent, with
+  a 303, to the same address without the parameters that do not fit, named in the
+  ``sdpa-omitted`` parameter the app explains;
 - a request target that is not a path, or whose path carries a control character (a NUL
   byte, raw or percent-encoded: Python's file functions raise on it);
 - on the app's websocket path (``/main/ws``): a request that is not a websocket, and a
@@ -39,11 +42,13 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
-from urllib.parse import unquote_to_bytes, urlsplit
+from urllib.parse import quote_from_bytes, unquote_to_bytes, urlsplit
 
 from bokeh.server.util import match_host
 from bokeh.util.token import check_token_signature, get_token_payload
 from tornado.httputil import parse_qs_bytes
+
+from app.address import fit_query
 
 RESERVED_PREFIX = "bokeh-"
 """Query parameters Bokeh and Panel read for themselves, never the app's."""
@@ -65,6 +70,9 @@ AUTOLOAD_PARAMETERS = frozenset({AUTOLOAD_ELEMENT, AUTOLOAD_APP_PATH, AUTOLOAD_A
 ELEMENT_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 HOST_NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*")
 PORT = re.compile(r"[0-9]{1,5}")
+
+LOCATION_SAFE = "/?&=%:@!$'()*+,;[]~-._"
+"""What a redirect's ``Location`` keeps of the request target as it is (the rest encoded)."""
 
 WILDCARD_ADDRESSES = frozenset({"", "0.0.0.0", "::"})
 LOCAL_NAMES = ("localhost",)
@@ -93,6 +101,8 @@ class Refusal:
     status: int
     reason: str
     text: str
+    headers: tuple[tuple[str, str], ...] = ()
+    """More headers of the answer (a redirect's ``Location``)."""
 
 
 def bad_request(text: str) -> Refusal:
@@ -290,6 +300,24 @@ def check_autoload(arguments: Mapping[str, list[bytes]], app_paths: Sequence[str
     return True
 
 
+def fitted_page(path: str, query: str) -> Refusal | None:
+    """A 303 to the page at ``path`` with what its session can keep of ``query``
+    (:func:`app.address.fit_query`), or None when all of it fits."""
+    fitted = fit_query(query)
+    if fitted is None:
+        return None
+    target, omitted = fitted
+    names = ", ".join(item.name[:20] for item in omitted[:3]) + (", …" if len(omitted) > 3 else "")
+    return Refusal(
+        303,
+        "See Other",
+        f"This address is too long to keep; the page opens without {len(omitted)} of its "
+        f"parameters ({names}).",
+        # As sent, but for what a header cannot carry (Tornado holds the target as latin-1).
+        (("Location", quote_from_bytes(f"{path}?{target}".encode("latin-1"), LOCATION_SAFE)),),
+    )
+
+
 @dataclass(frozen=True)
 class RequestGuard:
     """The hosts this server answers to, the origins that may frame it, and its app's paths."""
@@ -385,7 +413,10 @@ class RequestGuard:
             # A websocket names its session in its sub-protocols; its query is the page's.
             return check_websocket(headers, session_key, time.time() if now is None else now)
         # Any other path, websocket headers or not, is what Tornado routes it to.
-        return self.check_parameters(path, query)
+        refusal = self.check_parameters(path, query)
+        if refusal is None and is_app_path(path, self.app_paths):
+            return fitted_page(path, query)
+        return refusal
 
     def check_parameters(self, path: str, query: str) -> Refusal | None:
         """Refuse Bokeh's own parameters in a query (``autoload.js`` keeps its three)."""

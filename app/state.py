@@ -14,6 +14,7 @@ from app.query import (
     QueryArgs,
     format_query_value,
     limit_indexes,
+    omitted_notices,
     parse_query,
 )
 
@@ -51,14 +52,15 @@ class SimulationState(param.Parameterized):
 
         A ``preset`` gives every control its scene's value, then the link's other values
         override parts of it (the scene is kept only if they change nothing). A row past the
-        scene's n is the last one, with a notice (:func:`app.query.limit_indexes`).
+        scene's n is the last one, with a notice (:func:`app.query.limit_indexes`), and the
+        parameters the server left out as too long are named (:func:`app.query.omitted_notices`).
         """
         parsed = parse_query(args)
         values = dict(parsed.values)
         key = values.pop("preset", "")
         merged = {**(dict(PRESETS[key].values) if key else {}), **values}
         current = {name: getattr(self, name) for name in CONTROL_NAMES}
-        notices = [*parsed.notices, *limit_indexes(merged, current)]
+        notices = [*parsed.notices, *limit_indexes(merged, current), *omitted_notices(args)]
         self.param.update(**self._with_preset(merged, key), notice=" ".join(notices))
 
     def choose_preset(self, key: str) -> None:

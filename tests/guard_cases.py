@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, unquote_plus
 
 SERVED_OPTIONS = (
     "--allow-websocket-origin",
@@ -304,3 +304,40 @@ def malformed_messages() -> dict[str, list[Frame]]:
         _json({"a": "[" * 1000}),
     ]
     return families
+
+
+# Page addresses too long for a session to keep --------------------------------------------
+
+
+@dataclass(frozen=True)
+class LongQuery:
+    """A page query too long to keep, and what the guard's redirect keeps and names."""
+
+    query: str
+    kept: tuple[str, ...]
+    omitted: tuple[str, ...]
+    """The decoded names of the parameters left out."""
+
+
+def long_query_cases() -> list[LongQuery]:
+    """Long values, long names and many medium parameters, alone or among the app's and a
+    course page's own (limits: app.address)."""
+    from app.address import MAX_KEPT_PIECE
+
+    own = ("d_k=8", "id=007", "ref=https://course.example/page?id=3")
+    cases = []
+    for length in (MAX_KEPT_PIECE + 1, 25_000, 60_000):
+        for alphabet in ("a", "Zy-_9", "%41"):
+            value = (alphabet * length)[:length]
+            cases.append(LongQuery(f"x={value}&d_k=8", ("d_k=8",), ("x",)))
+            name = unquote_plus(value)[:64]
+            cases.append(LongQuery(f"{value}=1&{'&'.join(own)}", own, (name,)))
+            cases.append(LongQuery(f"{own[0]}&x={value}&{own[1]}&y={value}", own[:2], ("x", "y")))
+    medium = [f"p{i}={'m' * 3000}" for i in range(8)]
+    # 8 × 3003 characters: the longest go first until 16 KiB fit, here the first three.
+    cases.append(
+        LongQuery(
+            "&".join([*medium, "d_k=8"]), (*medium[3:], "d_k=8"), tuple(f"p{i}" for i in range(3))
+        )
+    )
+    return cases

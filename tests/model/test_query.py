@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tornado.httputil import parse_qs_bytes
 
+from app.address import OMITTED
 from app.controls_spec import D_K_GRID, N_GRID, TEMPERATURE_GRID, nearest_on_grid
-from app.query import excerpt, format_query_value, parse_query, shown_number
+from app.query import compose_search, excerpt, format_query_value, parse_query, shown_number
 from app.state import SimulationState
 
 
@@ -173,3 +175,26 @@ def test_grids_are_log_spaced_and_hold_the_powers_of_two() -> None:
     assert nearest_on_grid(100, D_K_GRID) in D_K_GRID
     assert nearest_on_grid(64, D_K_GRID) == 64
     assert nearest_on_grid(0.051, TEMPERATURE_GRID) == 0.05
+
+
+def test_what_the_server_left_out_is_named_in_the_notice_and_not_written_back() -> None:
+    query = f"d_k=8&id=1&{OMITTED}=25002.x&{OMITTED}=5000.%3Cb%3E"
+    state = SimulationState()
+    state.apply_query(parse_qs_bytes(query, keep_blank_values=True))
+    assert state.d_k == 8
+    assert "x: the parameter is 25,002 characters long, too long to keep" in state.notice
+    assert "\\x3cb\\x3e: the parameter is 5,000 characters long" in state.notice
+    assert compose_search(f"?{query}", {"d_k": "8"}) == "?d_k=8&id=1"
+
+
+@pytest.mark.parametrize("value", ["", "x", ".x", "1e3.x", "-1.x", "١٢.x", "9999999999.x"])
+def test_a_note_of_another_form_is_skipped(value: str) -> None:
+    state = SimulationState()
+    state.apply_query({OMITTED: [value.encode()]})
+    assert state.notice == ""
+
+
+def test_at_most_ten_left_out_parameters_are_named() -> None:
+    state = SimulationState()
+    state.apply_query({OMITTED: [f"5000.p{i}".encode() for i in range(1000)]})
+    assert state.notice.count("too long to keep") == 10

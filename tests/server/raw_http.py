@@ -40,19 +40,26 @@ def exchange(
 
 
 async def send_frames(
-    base_url: str, token: str, frames: list[str | bytes], read: bool = True, wait: float = 2.0
+    base_url: str,
+    token: str,
+    frames: list[str | bytes],
+    read: bool = True,
+    wait: float = 2.0,
+    query: str = "",
 ) -> list[str | bytes]:
     """Open the app's websocket for the session of ``token``, send ``frames`` as they are
     (text or binary) until the server closes the connection, and return what the server sent
     in the ``wait`` seconds after (its ACK first; with ``read`` False nothing is read until
-    every frame is sent)."""
+    every frame is sent). ``query`` goes in the websocket's address, as BokehJS puts the
+    page's query there."""
     import asyncio
 
     from tornado.httpclient import HTTPRequest
     from tornado.websocket import WebSocketClosedError, websocket_connect
 
     host = base_url.split("://", 1)[1]
-    request = HTTPRequest(f"ws://{host}/main/ws", headers={"Origin": base_url})
+    address = f"ws://{host}/main/ws" + (f"?{query}" if query else "")
+    request = HTTPRequest(address, headers={"Origin": base_url})
     connection = await websocket_connect(request, subprotocols=["bokeh", token])
     received: list[str | bytes] = []
     try:

@@ -17,12 +17,14 @@ from guard_cases import (
     control_path_cases,
     header_routing_cases,
     host_cases,
+    long_query_cases,
     reserved_cases,
     upgrade_header_sets,
 )
-from tornado.httputil import HTTPHeaders, HTTPInputError, RequestStartLine
+from tornado.httputil import HTTPHeaders, HTTPInputError, RequestStartLine, parse_qs_bytes
 
 from app import cli
+from app.address import MAX_KEPT_QUERY, OMITTED, read_omitted
 from app.origins import embed_origin, websocket_origins
 from app.request_guard import RequestGuard, parse_host
 
@@ -294,3 +296,39 @@ def test_control_bytes_in_a_path_are_refused() -> None:
     ]
     assert not wrong and len(cases) > 200, "\n".join(wrong)
     assert _check(SERVED, "/assets/a\x00b") == 400, "a raw NUL too"
+
+
+# Addresses too long for a session to keep -------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/main", "/", "/main/"])
+def test_a_page_too_long_to_keep_is_sent_on_without_what_does_not_fit(path: str) -> None:
+    for case in long_query_cases():
+        refusal = SERVED.check(
+            RequestStartLine("GET", f"{path}?{case.query}", "HTTP/1.1"),
+            HTTPHeaders({"Host": f"127.0.0.1:{PORT}"}),
+        )
+        assert refusal is not None and refusal.status == 303, case.query[:80]
+        location = dict(refusal.headers)["Location"]
+        target, _, query = location.partition("?")
+        assert target == path and len(location) <= MAX_KEPT_QUERY + 1000
+        pieces = query.split("&")
+        assert tuple(piece for piece in pieces if not piece.startswith(OMITTED)) == case.kept
+        marks = parse_qs_bytes(query).get(OMITTED, [])
+        names = [read.name for read in read_omitted([m.decode() for m in marks])]
+        assert tuple(names) == case.omitted, case.query[:80]
+        assert _check(SERVED, location) == 0, "the page it is sent to is served"
+
+
+def test_only_pages_are_sent_on() -> None:
+    long = "x=" + "a" * 30_000
+    for target in ("/static/js/bokeh.min.js", "/assets/course-page.html", "/favicon.ico"):
+        assert _check(SERVED, f"{target}?{long}") == 0
+    assert _check(SERVED, f"/main?{long}&bokeh-token=x") == 403, "refusals come first"
+
+
+def test_a_redirect_keeps_what_a_header_can_carry() -> None:
+    start = RequestStartLine("GET", "/main?y=\xff\x01&x=" + "a" * 5000, "HTTP/1.1")
+    refusal = SERVED.check(start, HTTPHeaders({"Host": "localhost"}))
+    assert refusal is not None
+    assert dict(refusal.headers)["Location"] == f"/main?y=%FF%01&{OMITTED}=5002.x"
