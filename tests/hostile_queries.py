@@ -353,9 +353,19 @@ BROWSER_LINKS = {
     "control-characters": "d_k=%0A32%00&view=raw%E2%80%AE&scaled=%09false",
     "1000-parameters": "&".join([*(f"p{i}={i}" for i in range(999)), "d_k=8"]),
     "preset": "preset=collapse&course=x",
+    "folded-name": "bo%E2%84%AAeh-session-id=3&d_k=8&keep=1",
+    "invisible-and-digits": "scaled=true%E2%80%8B&view=ra%CC%81w&temperature=20.000000001",
 }
 """One link per kind of trouble for Chromium, served and offline (the generated cases run
-in full at the model level): the links issue 11 names, and one of each category."""
+in full at the model level): the links issues 11 and 25 name, and one of each category."""
+
+ROW_LINKS = {
+    "row-past-n": ("n=4&row=1000", 3),
+    "row-past-a-masked-n": ("n=2&row=1023&causal=true", 1),
+    "row-past-a-presets-n": ("preset=causal&row=1023", 31),
+}
+"""Links whose row is past their n, and the row both pages then show (served and offline
+the same: their n is within the offline page's 128)."""
 
 
 def hostile_queries() -> list[HostileQuery]:

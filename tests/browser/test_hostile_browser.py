@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import pytest
-from hostile_queries import BROWSER_LINKS
+from hostile_queries import BROWSER_LINKS, ROW_LINKS
 from playwright.sync_api import expect
 from test_url_state import DEEP_TEXT_JS, INJECTED_JS
 from tornado.httputil import parse_qs_bytes
@@ -44,6 +44,13 @@ SCREEN_NUMBERS_JS = """() => {
   return texts;
 }"""
 """What the page shows as numbers: the sliders' values, the boxes, the readout values."""
+
+
+OUTLINE_JS = """() => {
+  const {data} = Bokeh.documents[0].get_model_by_name('row_outline').data_source;
+  return {top: [...data.top], bottom: [...data.bottom]};
+}"""
+"""The heatmap's dashed outline of the compared row (its renderer is named row_outline)."""
 
 
 def expected_state(query: str) -> SimulationState:
@@ -86,3 +93,18 @@ def test_hostile_link_in_chromium(app_page: AppPage, query: str) -> None:
         assert not any(word in text.lower() for word in ("nan", "inf")), numbers
     weights = app_page.heatmap("weight")
     assert weights["rowSums"] == pytest.approx([1.0] * weights["rows"], abs=1e-3)
+
+
+@pytest.mark.parametrize(("query", "row"), list(ROW_LINKS.values()), ids=list(ROW_LINKS))
+def test_a_row_past_n_is_the_last_row_in_chromium(app_page: AppPage, query: str, row: int) -> None:
+    """The notice says so, the URL writes the row shown and the outline is drawn there."""
+    page = app_page.page
+    app_page.open(f"?{query}", lesson=False)
+    state = expected_state(query)
+    assert state.row == row
+    app_page.wait_url(**state.query())
+    notice = page.locator(".query-notice")
+    expect(notice).to_be_visible()
+    assert f"is past the last of n = {state.n}; using {row}." in notice.evaluate(DEEP_TEXT_JS)
+    outline = page.evaluate(OUTLINE_JS)
+    assert outline["top"] == [row] and outline["bottom"] == [row + 1]
