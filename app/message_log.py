@@ -7,9 +7,10 @@ client. But it also logs each at ERROR level, most with a traceback and the whol
 (up to the websocket's size limit), so any client could fill the log at the speed it sends.
 
 :class:`ClientMessageFilter`, a standard :class:`logging.Filter` on the loggers of Bokeh's
-websocket handler, protocol handler and message parser and on Tornado's application logger (for the
-websocket's own uncaught errors), turns each such record into one WARNING line: what Bokeh
-said in its first words and the exception's type, never the message or a traceback. Lines
+websocket handler, protocol handler and message parser, on Tornado's application logger
+(the websocket's own uncaught errors) and on asyncio's (a websocket task's error nobody
+retrieved), turns each such record into one WARNING line: what Bokeh said in its first
+words and the exception's type, never the message or a traceback. Lines
 beyond :data:`LINES_PER_WINDOW` in :data:`WINDOW_SECONDS` are dropped and counted, and the
 next line let through says how many were. Records of other loggers, and Tornado's records
 about pages, keep their traceback: a fault of the server must stay visible.
@@ -22,6 +23,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from traceback import extract_tb
 
 CLIENT_MESSAGE_LOGGERS = (
     "bokeh.server.views.ws",
@@ -32,6 +34,10 @@ CLIENT_MESSAGE_LOGGERS = (
 everything they log at WARNING or above is about one client's connection or message."""
 
 TORNADO_APPLICATION_LOGGER = "tornado.application"
+ASYNCIO_LOGGER = "asyncio"
+WEBSOCKET_CODE = ("bokeh/server/views/ws.py", "bokeh/server/connection.py")
+"""Where an error raised while serving a client's websocket passes: a task's exception that
+nobody retrieved (the asyncio logger's) is about a client when its traceback does."""
 WEBSOCKET_REQUEST = re.compile(r"^[A-Z]+ \S*/ws(?:[?\s]|$)")
 """The request summary Tornado puts first in an uncaught error's arguments, for a websocket
 path (``GET /main/ws?d_k=8 (127.0.0.1)``)."""
@@ -81,6 +87,9 @@ class ClientMessageFilter(logging.Filter):
         if record.name == TORNADO_APPLICATION_LOGGER and isinstance(record.args, tuple):
             first = record.args[0] if record.args else None
             return isinstance(first, str) and bool(WEBSOCKET_REQUEST.match(first))
+        if record.name == ASYNCIO_LOGGER and record.exc_info and record.exc_info[2]:
+            files = (frame.filename.replace("\\", "/") for frame in extract_tb(record.exc_info[2]))
+            return any(file.endswith(WEBSOCKET_CODE) for file in files)
         return False
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -126,7 +135,7 @@ def quiet_client_messages() -> ClientMessageFilter:
     from app.compat import quiet_refused_patches
 
     quiet_refused_patches()
-    names = (*CLIENT_MESSAGE_LOGGERS, TORNADO_APPLICATION_LOGGER)
+    names = (*CLIENT_MESSAGE_LOGGERS, TORNADO_APPLICATION_LOGGER, ASYNCIO_LOGGER)
     for existing in logging.getLogger(names[0]).filters:
         if isinstance(existing, ClientMessageFilter):
             return existing

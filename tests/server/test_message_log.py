@@ -75,3 +75,28 @@ def test_installing_twice_installs_one_filter() -> None:
     assert quiet_client_messages() is first
     filters = logging.getLogger("bokeh.server.views.ws").filters
     assert sum(isinstance(f, ClientMessageFilter) for f in filters) == 1
+
+
+def _raised_in(filename: str) -> BaseException:
+    """An AssertionError whose traceback passes through ``filename``."""
+    code = compile("assert False", filename, "exec")
+    try:
+        exec(code, {})
+    except AssertionError as error:
+        return error
+    raise RuntimeError("unreachable")
+
+
+def test_a_websocket_tasks_error_nobody_retrieved_is_one_line_too() -> None:
+    """A client that never reads while it floods: Bokeh's connection asserts in a task."""
+    error = _raised_in("/site-packages/bokeh/server/connection.py")
+    record = logging.LogRecord(
+        "asyncio", logging.ERROR, __file__, 1, "Task exception was never retrieved", (), None
+    )
+    record.exc_info = (type(error), error, error.__traceback__)
+    assert ClientMessageFilter().filter(record)
+    assert record.levelno == logging.WARNING and record.exc_info is None
+    other = _raised_in("/work/app/session.py")
+    mine = logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "Task exception", (), None)
+    mine.exc_info = (type(other), other, other.__traceback__)
+    assert ClientMessageFilter().filter(mine) and mine.exc_info is not None
