@@ -142,9 +142,10 @@ def shown_number(number: float) -> str:
     """``number`` with as many digits as tell it from every other float (Python's
     ``repr``), a whole number below 10¹⁶ without its ``.0``: ``0.95000000001``, ``2000``,
     ``1e+300``."""
+    number = float(number)  # an int has no is_integer() before Python 3.12
     if number.is_integer() and abs(number) < 1e16:
         return str(int(number))
-    return repr(float(number))
+    return repr(number)
 
 
 def is_reserved_name(name: str) -> bool:
