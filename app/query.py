@@ -57,7 +57,7 @@ NOTICE_TEXTS = {
     "above": "{name} = {value} is above the largest value {high}; using {high}.",
     "rounded": "{name} must be a whole number; {value} was rounded to {rounded}.",
     "past_count": "{name} = {value} is past the last of {count} = {total}; using {last}.",
-    "omitted": "{name}: the parameter is {length:,} characters long, too long to keep in the "
+    "omitted": "{name}: the parameter is {length} characters long, too long to keep in the "
     "address, so it was left out.",
     "not_boolean": "{name}: “{excerpt}” is not true or false, so it was ignored.",
     "not_a_choice": "{name}: “{excerpt}” is not one of {listed}, so it was ignored.",
@@ -299,7 +299,7 @@ def omitted_notices(args: QueryArgs) -> list[str]:
     values = [raw] if isinstance(raw, bytes | str) else list(raw)
     texts = [_text([value]) for value in values]
     return [
-        notice("omitted", name=excerpt(item.name), length=item.length)
+        notice("omitted", name=excerpt(item.name), length=f"{item.length:,}")
         for item in read_omitted(texts)
     ]
 
