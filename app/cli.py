@@ -269,11 +269,14 @@ def sign_sessions() -> None:
 def guard_this_process(guard: RequestGuard) -> None:
     """Make the server ``panel serve`` is about to build in this process check every
     request with ``guard``, and websockets' tokens against the session key (after
-    :func:`sign_sessions`)."""
+    :func:`sign_sessions`); a client's malformed websocket messages cost one short log line
+    (:mod:`app.message_log`)."""
     from tornado.httpserver import HTTPServer
 
     from app.guarded_http import GuardedHTTPServer
+    from app.message_log import quiet_client_messages
 
+    quiet_client_messages()
     key = os.environ.get("BOKEH_SECRET_KEY")
     HTTPServer.configure(
         GuardedHTTPServer, guard=guard, session_key=key.encode("utf-8") if key else None

@@ -142,7 +142,7 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
         assert isinstance(start_line, httputil.RequestStartLine)
         # Only a connection's first request can have been counted by the front as a page.
         self._connection.watched = self._first and is_page_request(
-            start_line.method, start_line.path, headers, self._server.app_paths
+            start_line.method, start_line.path, self._server.app_paths
         )
         self._connection.started = time.monotonic()
         guard = self._server.guard
@@ -176,6 +176,8 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
         headers = httputil.HTTPHeaders(
             {"Content-Type": "text/plain; charset=utf-8", "Content-Length": str(len(body))}
         )
+        for name, value in refusal.headers:
+            headers[name] = value
         start_line = httputil.ResponseStartLine("HTTP/1.1", refusal.status, refusal.reason)
         self._connection.write_headers(start_line, headers, body)
         self._connection.finish()

@@ -10,6 +10,10 @@ from panel.util import edit_readonly
 
 from app.compat import CheckedPageChanges
 
+MAX_ADDRESS_LENGTH = 65536
+"""The longest address part a page may send: no request head Tornado reads is longer, so
+no address the server could have been asked for is either."""
+
 LOCATION_PREFIXES = {"pathname": "/", "search": "?", "hash": "#"}
 """What these Location parameters start with when not empty (Panel's regexes for them)."""
 
@@ -90,8 +94,10 @@ class SafeLocation(CheckedPageChanges, Location):
         return dict(urllib.parse.parse_qsl(self.search[1:], keep_blank_values=True))
 
     def accepts_from_page(self, name: str, value: object) -> bool:
-        """Text only, starting as the parameter's regex asks (Panel would raise otherwise)."""
-        if not isinstance(value, str):
+        """Text only, at most :data:`MAX_ADDRESS_LENGTH` characters (an address no request
+        could carry is refused before it is kept), starting as the parameter's regex asks
+        (Panel would raise otherwise)."""
+        if not isinstance(value, str) or len(value) > MAX_ADDRESS_LENGTH:
             return False
         prefix = LOCATION_PREFIXES.get(name)
         if prefix is None or value == "":

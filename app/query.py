@@ -1,4 +1,4 @@
-"""Untrusted URL query values → valid control values, with a friendly notice for each fix.
+r"""Untrusted URL query values → valid control values, with a friendly notice for each fix.
 
 Every value is text from whoever wrote the link: it is parsed, clamped into range or
 ignored, and never echoed back except as a short, character-filtered excerpt. The offline
@@ -15,6 +15,14 @@ The rules, for both pages:
 * Words (true/false, views, presets) are matched after ``strip()`` and ``lower()``.
 * A value over :data:`MAX_VALUE_LENGTH` characters is refused unread; when a name repeats
   the last value wins; unknown names are ignored silently (course pages add their own).
+* A control that picks one of another's items (``row``, one of ``n`` queries) is at most
+  that count − 1 once the preset and the link's values are merged (:data:`INDEX_LIMITS`).
+* Notices show what was sent: a number with the digits that tell it from another
+  (:func:`shown_number`), text with every character outside a safe set as an escape
+  (:func:`excerpt`: ``true\u200b``, ``ra\u0301w``), so a refused value never looks valid.
+* Names are compared as sent; only the ASCII prefix ``bokeh-`` in any case is Bokeh's
+  (:func:`is_reserved_name`): a name that folds to it only under Unicode's rules (a Kelvin
+  sign for the ``k``) is a course page's own, as it is to Tornado and to Bokeh.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote_plus, urlencode
 
+from app.address import OMITTED, read_omitted
 from app.controls_spec import CONTROLS
 from app.presets import PRESETS
 
@@ -44,17 +53,24 @@ URL the app writes never carries them, whatever the page was opened with."""
 NOTICE_TEXTS = {
     "not_a_number": "{name}: “{excerpt}” is not a number, so it was ignored.",
     "not_finite": "{name}: “{excerpt}” is not a finite number, so it was ignored.",
-    "below": "{name} = {value:.6g} is below the smallest value {low:.6g}; using {low:.6g}.",
-    "above": "{name} = {value:.6g} is above the largest value {high:.6g}; using {high:.6g}.",
-    "rounded": "{name} must be a whole number; {value:.6g} was rounded to {rounded}.",
+    "below": "{name} = {value} is below the smallest value {low}; using {low}.",
+    "above": "{name} = {value} is above the largest value {high}; using {high}.",
+    "rounded": "{name} must be a whole number; {value} was rounded to {rounded}.",
+    "past_count": "{name} = {value} is past the last of {count} = {total}; using {last}.",
+    "omitted": "{name}: the parameter is {length} characters long, too long to keep in the "
+    "address, so it was left out.",
     "not_boolean": "{name}: “{excerpt}” is not true or false, so it was ignored.",
     "not_a_choice": "{name}: “{excerpt}” is not one of {listed}, so it was ignored.",
     "too_long": "{name}: the value is {length} characters long, so it was ignored.",
 }
 """The notice for each fix, as ``str.format`` templates with named fields (``excerpt`` is
-:func:`excerpt` of the value, ``listed`` the words it may be, joined by ``", "``): both
-pages write them from here, the offline page with text.js's ``fill`` (:func:`query_spec`).
-``.6g`` is what ``{:g}`` means; text.js's ``fill`` takes only an explicit precision."""
+:func:`excerpt` of the value, ``listed`` the words it may be, joined by ``", "``, numbers
+as :func:`shown_number` writes them): both pages write them from here, the offline page
+with text.js's ``fill`` (:func:`query_spec`)."""
+
+INDEX_LIMITS = {"row": "n"}
+"""Controls that pick one of another control's items, by the name of that count: the
+value is at most the count − 1 (query i of n queries)."""
 
 QueryArgs = Mapping[str, Sequence[bytes | str] | bytes | str]
 """Query arguments as Tornado and ``pn.state.session_args`` hold them (name → values)."""
@@ -96,14 +112,51 @@ class ParsedQuery:
     notices: list[str] = field(default_factory=list)
 
 
+SHOWN_AS_SENT = re.compile(r"[A-Za-z0-9.+\-_? ]")
+"""The characters a notice shows as they are; every other one is shown as an escape."""
+
+
+def escaped(character: str) -> str:
+    r"""``character`` as Python writes it in an escape: ``\x3c``, ``\u200b``, ``\U0001f600``."""
+    code = ord(character)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def excerpt(text: str, limit: int = 20) -> str:
-    """A short, safe excerpt of untrusted text: ASCII letters, digits and ``.+-_?`` only.
+    """A short, safe excerpt of untrusted text, showing what was sent: the first ``limit``
+    characters, ASCII letters, digits, space and ``.+-_?`` as they are, every other one as
+    its escape (:func:`escaped`), then ``…`` if there were more.
 
     The notice is shown as HTML by the page's alert: nothing that could make markup or an
-    entity (``<>&;"'``), a link (``:/``) or a bidirectional trick survives.
+    entity (``<>&;"'``), a link (``:/``) or a bidirectional trick survives, and what looks
+    valid but is not (``true`` with a zero-width space, ``raw`` with a combining accent, a
+    Kelvin sign for a ``k``) shows the characters that make it differ.
     """
-    safe = re.sub(r"[^A-Za-z0-9.+\-_?]", "", text)
-    return safe[:limit] + ("…" if len(safe) > limit else "")
+    shown = "".join(c if SHOWN_AS_SENT.fullmatch(c) else escaped(c) for c in text[:limit])
+    return shown + ("…" if len(text) > limit else "")
+
+
+def shown_number(number: float) -> str:
+    """``number`` with as many digits as tell it from every other float (Python's
+    ``repr``), a whole number below 10¹⁶ without its ``.0``: ``0.95000000001``, ``2000``,
+    ``1e+300``."""
+    number = float(number)  # an int has no is_integer() before Python 3.12
+    if number.is_integer() and abs(number) < 1e16:
+        return str(int(number))
+    return repr(number)
+
+
+def is_reserved_name(name: str) -> bool:
+    """Whether query name ``name`` is Bokeh's (:data:`RESERVED_PREFIX` in any ASCII case).
+
+    Only ASCII letters fold: ``str.lower`` also turns a Kelvin sign into ``k`` (and the
+    browser's ``toLowerCase`` too), which neither Tornado nor Bokeh do, so such a name is
+    a course page's own and is kept.
+    """
+    prefix = name[: len(RESERVED_PREFIX)]
+    return prefix.isascii() and prefix.lower() == RESERVED_PREFIX
 
 
 def notice(key: str, **values: object) -> str:
@@ -126,12 +179,16 @@ def _number(name: str, text: str, notices: list[str]) -> float | None:
 def _clamped(name: str, number: float, bounds: tuple[float, float], notices: list[str]) -> float:
     low, high = bounds
     if number < low:
-        notices.append(notice("below", name=name, value=number, low=low))
+        notices.append(notice("below", name=name, value=shown_number(number), low=_shown(low)))
         return low
     if number > high:
-        notices.append(notice("above", name=name, value=number, high=high))
+        notices.append(notice("above", name=name, value=shown_number(number), high=_shown(high)))
         return high
     return number
+
+
+def _shown(bound: float) -> str:
+    return shown_number(float(bound))
 
 
 def _integer(parameter: QueryParameter, text: str, notices: list[str]) -> int | None:
@@ -141,7 +198,7 @@ def _integer(parameter: QueryParameter, text: str, notices: list[str]) -> int | 
         return None
     if not number.is_integer():
         rounded = round(number)
-        notices.append(notice("rounded", name=name, value=number, rounded=rounded))
+        notices.append(notice("rounded", name=name, value=shown_number(number), rounded=rounded))
         number = rounded
     assert parameter.bounds is not None
     return int(_clamped(name, number, parameter.bounds, notices))
@@ -207,6 +264,46 @@ def parse_query(args: QueryArgs) -> ParsedQuery:
     return parsed
 
 
+def limit_indexes(values: dict[str, object], counts: Mapping[str, object]) -> list[str]:
+    """Clamp each control of :data:`INDEX_LIMITS` in ``values`` (in place) to its count − 1,
+    the count taken from ``values`` or else from ``counts`` (the current state's); return
+    the notices for what was clamped."""
+    notices = []
+    for name, count_name in INDEX_LIMITS.items():
+        index = values.get(name)
+        total = values.get(count_name, counts.get(count_name))
+        if not isinstance(index, int) or not isinstance(total, int) or index < total:
+            continue
+        last = total - 1
+        notices.append(
+            notice("past_count", name=name, value=index, count=count_name, total=total, last=last)
+        )
+        values[name] = last
+    return notices
+
+
+def index_limits(counts: Mapping[str, object]) -> dict[str, dict[str, object]]:
+    """:data:`INDEX_LIMITS` as data for query.js's ``applyQuery``: by control, the name of
+    its count, the count a page starts with (from ``counts``, its first state's values) and
+    the template of the notice (:data:`NOTICE_TEXTS` ``["past_count"]``)."""
+    return {
+        name: {"count": count, "default": counts[count], "notice": NOTICE_TEXTS["past_count"]}
+        for name, count in INDEX_LIMITS.items()
+    }
+
+
+def omitted_notices(args: QueryArgs) -> list[str]:
+    """The notices for the parameters the server left out of a page's address as too long
+    to keep (:data:`app.address.OMITTED`, written by the request guard). Never raises."""
+    raw = args.get(OMITTED, [])
+    values = [raw] if isinstance(raw, bytes | str) else list(raw)
+    texts = [_text([value]) for value in values]
+    return [
+        notice("omitted", name=excerpt(item.name), length=f"{item.length:,}")
+        for item in read_omitted(texts)
+    ]
+
+
 def format_query_value(value: object) -> str:
     """How a control value is written into the URL (booleans as true/false, floats short)."""
     if isinstance(value, bool):
@@ -256,20 +353,23 @@ def parse_shown_controls(
 
 
 def compose_search(current: str, values: Mapping[str, str]) -> str:
-    """The URL query (``?…``) the app writes: ``values`` first, in their order, then every
+    r"""The URL query (``?…``) the app writes: ``values`` first, in their order, then every
     parameter of ``current`` (the page's query) that the app does not write, byte for byte
     and in its order.
 
     A course page's own parameters (``id=007``, ``ref=…?x=1``, ``foo=[1,2,3]``) thus come
     back exactly as it sent them. Names are compared decoded, as Tornado reads them
-    (``d%5Fk`` is ``d_k``); Bokeh's reserved ``bokeh-…`` names are always dropped.
+    (``d%5Fk`` is ``d_k``); Bokeh's reserved ``bokeh-…`` names are always dropped
+    (:func:`is_reserved_name`: ``bo\u212aeh-…``, with a Kelvin sign, is kept), and so is the
+    served page's note of what the server left out (:data:`app.address.OMITTED`; the
+    offline page is never sent one, so its query.js keeps that as a link's own).
     """
     kept = []
     for piece in current.removeprefix("?").split("&"):
         if not piece:
             continue
         name = unquote_plus(piece.partition("=")[0])
-        if name in values or name.lower().startswith(RESERVED_PREFIX):
+        if name in values or name == OMITTED or is_reserved_name(name):
             continue
         kept.append(piece)
     return "?" + "&".join(filter(None, [urlencode(dict(values)), *kept]))

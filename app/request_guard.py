@@ -14,10 +14,19 @@ Pure functions of a request's line and headers, so they can be tested without a 
   a ``Bokeh-Session-Id`` header: a link cannot choose where scripts come from nor which
   session a student joins. ``autoload.js`` keeps the three parameters Bokeh's
   ``server_document`` sends, checked for shape;
-- a request target that is not a path;
-- a websocket that Bokeh would accept and then drop with a traceback in the log: not the
+- a page whose query is too long for its session to keep (:mod:`app.address`): sent, with
+  a 303, to the same address without the parameters that do not fit, named in the
+  ``sdpa-omitted`` parameter the app explains;
+- a request target that is not a path, or whose path carries a control character (a NUL
+  byte, raw or percent-encoded: Python's file functions raise on it);
+- on the app's websocket path (``/main/ws``): a request that is not a websocket, and a
+  websocket that Bokeh would accept and then drop with a traceback in the log: not the
   sub-protocols ``bokeh`` and a token, a token this process did not sign (a forged or
   chosen session), or an expired one.
+
+The guard decides on what a request is, its path, never on what its headers claim: Tornado
+routes ``/main`` to the page whatever ``Upgrade`` says, so a page request with websocket
+headers has its parameters checked like any other.
 
 Every response but a websocket's gets ``Content-Security-Policy: frame-ancestors``: the
 app's own origin, ``localhost`` on any port, and the course sites given with
@@ -33,11 +42,13 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import quote_from_bytes, unquote_to_bytes, urlsplit
 
 from bokeh.server.util import match_host
 from bokeh.util.token import check_token_signature, get_token_payload
 from tornado.httputil import parse_qs_bytes
+
+from app.address import fit_query
 
 RESERVED_PREFIX = "bokeh-"
 """Query parameters Bokeh and Panel read for themselves, never the app's."""
@@ -46,6 +57,10 @@ SESSION_PARAMETERS = frozenset({"bokeh-session-id", "bokeh-token"})
 SESSION_HEADER = "Bokeh-Session-Id"
 
 AUTOLOAD_SUFFIX = "/autoload.js"
+WEBSOCKET_SUFFIX = "/ws"
+"""Bokeh serves an app's websocket at its path plus this (``/main/ws``, ``/ws``)."""
+CONTROL_BYTES = re.compile(rb"[\x00-\x1f\x7f]")
+"""Bytes no path of this server holds: C0 controls (NUL among them) and DEL."""
 AUTOLOAD_ELEMENT = "bokeh-autoload-element"
 AUTOLOAD_APP_PATH = "bokeh-app-path"
 AUTOLOAD_ABSOLUTE_URL = "bokeh-absolute-url"
@@ -55,6 +70,9 @@ AUTOLOAD_PARAMETERS = frozenset({AUTOLOAD_ELEMENT, AUTOLOAD_APP_PATH, AUTOLOAD_A
 ELEMENT_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 HOST_NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*")
 PORT = re.compile(r"[0-9]{1,5}")
+
+LOCATION_SAFE = "/?&=%:@!$'()*+,;[]~-._"
+"""What a redirect's ``Location`` keeps of the request target as it is (the rest encoded)."""
 
 WILDCARD_ADDRESSES = frozenset({"", "0.0.0.0", "::"})
 LOCAL_NAMES = ("localhost",)
@@ -83,6 +101,8 @@ class Refusal:
     status: int
     reason: str
     text: str
+    headers: tuple[tuple[str, str], ...] = ()
+    """More headers of the answer (a redirect's ``Location``)."""
 
 
 def bad_request(text: str) -> Refusal:
@@ -107,6 +127,12 @@ NOT_OUR_SESSION = forbidden(
 )
 NOT_A_BOKEH_WEBSOCKET = bad_request(
     "The app's websocket offers two sub-protocols: bokeh and the page's token."
+)
+NOT_A_WEBSOCKET = bad_request(
+    "This address is the app's websocket: only the page opens it, as a websocket."
+)
+CONTROL_IN_PATH = bad_request(
+    "The address's path carries a control character (such as a NUL byte): no file or page has one."
 )
 
 
@@ -222,18 +248,31 @@ def is_autoload(path: str, app_paths: Sequence[str]) -> bool:
     )
 
 
+def is_websocket_path(path: str, app_paths: Sequence[str]) -> bool:
+    """Whether ``path`` is the app's websocket (its path plus ``/ws``)."""
+    return path.endswith(WEBSOCKET_SUFFIX) and is_app_path(
+        path[: -len(WEBSOCKET_SUFFIX)] or "/", app_paths
+    )
+
+
+def has_control_bytes(path: str) -> bool:
+    """Whether a request path (as Tornado holds it: latin-1 text of the raw bytes) carries a
+    control byte, as sent or percent-encoded (``%00``)."""
+    raw = path.encode("latin-1", errors="replace")
+    return bool(CONTROL_BYTES.search(raw) or CONTROL_BYTES.search(unquote_to_bytes(raw)))
+
+
 def is_upgrade(headers: Headers) -> bool:
     """Whether the request asks to become a websocket."""
     values = ",".join(headers.get_list("Upgrade"))
     return "websocket" in {part.strip().lower() for part in values.split(",")}
 
 
-def is_page_request(
-    method: str, target: str, headers: Headers | None, app_paths: Sequence[str]
-) -> bool:
+def is_page_request(method: str, target: str, app_paths: Sequence[str]) -> bool:
     """Whether a request builds a Bokeh session: a GET of the app's page or its
-    ``autoload.js`` (not its websocket)."""
-    if method != "GET" or (headers is not None and is_upgrade(headers)):
+    ``autoload.js``, whatever its headers say (Tornado routes by path: websocket headers
+    on ``/main`` still get the page)."""
+    if method != "GET":
         return False
     path = target.partition("?")[0]
     return is_app_path(path, app_paths) or is_autoload(path, app_paths)
@@ -259,6 +298,24 @@ def check_autoload(arguments: Mapping[str, list[bytes]], app_paths: Sequence[str
         except (UnicodeDecodeError, ValueError):
             return False
     return True
+
+
+def fitted_page(path: str, query: str) -> Refusal | None:
+    """A 303 to the page at ``path`` with what its session can keep of ``query``
+    (:func:`app.address.fit_query`), or None when all of it fits."""
+    fitted = fit_query(query)
+    if fitted is None:
+        return None
+    target, omitted = fitted
+    names = ", ".join(item.name[:20] for item in omitted[:3]) + (", …" if len(omitted) > 3 else "")
+    return Refusal(
+        303,
+        "See Other",
+        f"This address is too long to keep; the page opens without {len(omitted)} of its "
+        f"parameters ({names}).",
+        # As sent, but for what a header cannot carry (Tornado holds the target as latin-1).
+        (("Location", quote_from_bytes(f"{path}?{target}".encode("latin-1"), LOCATION_SAFE)),),
+    )
 
 
 @dataclass(frozen=True)
@@ -346,12 +403,20 @@ class RequestGuard:
         path, _, query = start_line.path.partition("?")
         if not path.startswith("/"):
             return bad_request("The request target is not a path.")
+        if has_control_bytes(path):
+            return CONTROL_IN_PATH
         if headers.get_list(SESSION_HEADER):
             return NO_SESSION_CHOICE
-        if is_upgrade(headers):
-            # A websocket names its session in its sub-protocols, not in its query.
+        if is_websocket_path(path, self.app_paths):
+            if not is_upgrade(headers):
+                return self.check_parameters(path, query) or NOT_A_WEBSOCKET
+            # A websocket names its session in its sub-protocols; its query is the page's.
             return check_websocket(headers, session_key, time.time() if now is None else now)
-        return self.check_parameters(path, query)
+        # Any other path, websocket headers or not, is what Tornado routes it to.
+        refusal = self.check_parameters(path, query)
+        if refusal is None and is_app_path(path, self.app_paths):
+            return fitted_page(path, query)
+        return refusal
 
     def check_parameters(self, path: str, query: str) -> Refusal | None:
         """Refuse Bokeh's own parameters in a query (``autoload.js`` keeps its three)."""

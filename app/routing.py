@@ -21,7 +21,12 @@ from urllib.parse import parse_qs, urlsplit
 
 from bokeh.util.token import check_session_id_signature
 
-from app.request_guard import is_page_request, offered_token, token_signed_by
+from app.request_guard import (
+    WEBSOCKET_SUFFIX,
+    is_page_request,
+    offered_token,
+    token_signed_by,
+)
 
 HEAD_END = b"\r\n\r\n"
 """Where a request's head ends (HTTP/1.1 lines end in CRLF)."""
@@ -52,9 +57,12 @@ class RequestHead:
 
     @property
     def is_websocket(self) -> bool:
-        """Whether the request asks to upgrade the connection to a websocket."""
+        """Whether the request is a websocket of an app: a path ending in ``/ws`` that asks
+        to upgrade the connection. Headers alone do not make one: Tornado routes a page's
+        path to the page whatever they say, and the worker's guard checks it as a page."""
         upgrade = self.headers.get("upgrade", "")
-        return "websocket" in {part.strip().lower() for part in upgrade.split(",")}
+        asks = "websocket" in {part.strip().lower() for part in upgrade.split(",")}
+        return asks and self.path.endswith(WEBSOCKET_SUFFIX)
 
 
 def parse_head(data: bytes) -> RequestHead | None:
@@ -161,7 +169,7 @@ class Route:
 def is_page(head: RequestHead, app_paths: Sequence[str]) -> bool:
     """Whether ``head`` asks for a page of the app (or its ``autoload.js``): Bokeh builds a
     session for each. ``app_paths`` are the paths the app is served under (``/main``, ``/``)."""
-    return not head.is_websocket and is_page_request(head.method, head.target, None, app_paths)
+    return is_page_request(head.method, head.target, app_paths)
 
 
 def least_loaded(workers: Sequence[WorkerView], turn: int = 0) -> int | None:

@@ -9,7 +9,14 @@ import param
 
 from app.controls_spec import CONTROL_NAMES, CONTROLS, SEED_BOUNDS, Control
 from app.presets import PRESETS, preset_matches, preset_named
-from app.query import PARAMETER_NAMES, QueryArgs, format_query_value, parse_query
+from app.query import (
+    PARAMETER_NAMES,
+    QueryArgs,
+    format_query_value,
+    limit_indexes,
+    omitted_notices,
+    parse_query,
+)
 
 
 def _parameter(control: Control) -> param.Parameter:
@@ -44,15 +51,17 @@ class SimulationState(param.Parameterized):
         """Set the controls from untrusted query arguments; explain what was fixed in ``notice``.
 
         A ``preset`` gives every control its scene's value, then the link's other values
-        override parts of it (the scene is kept only if they change nothing).
+        override parts of it (the scene is kept only if they change nothing). A row past the
+        scene's n is the last one, with a notice (:func:`app.query.limit_indexes`), and the
+        parameters the server left out as too long are named (:func:`app.query.omitted_notices`).
         """
         parsed = parse_query(args)
         values = dict(parsed.values)
         key = values.pop("preset", "")
-        scene = dict(PRESETS[key].values) if key else {}
-        self.param.update(
-            **self._with_preset({**scene, **values}, key), notice=" ".join(parsed.notices)
-        )
+        merged = {**(dict(PRESETS[key].values) if key else {}), **values}
+        current = {name: getattr(self, name) for name in CONTROL_NAMES}
+        notices = [*parsed.notices, *limit_indexes(merged, current), *omitted_notices(args)]
+        self.param.update(**self._with_preset(merged, key), notice=" ".join(notices))
 
     def choose_preset(self, key: str) -> None:
         """Show preset scene ``key``: every control set in one update ('' leaves the scene).

@@ -34,6 +34,7 @@ from tornado.ioloop import IOLoop
 from tornado.iostream import IOStream
 
 from app.guarded_http import GuardedHTTPServer
+from app.message_log import quiet_client_messages
 from app.request_guard import RequestGuard
 
 log = logging.getLogger(__name__)
@@ -191,6 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     # The front gives each worker its own key, which signs its sessions.
     key = os.environ.get("BOKEH_SECRET_KEY", "").encode("utf-8") or None
     HTTPServer.configure(HandOffHTTPServer, control=control, guard=guard, session_key=key)
+    quiet_client_messages()
 
     import panel as pn
     from panel.command import main as panel_main

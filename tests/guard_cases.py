@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, unquote_plus
 
 SERVED_OPTIONS = (
     "--allow-websocket-origin",
@@ -146,3 +146,198 @@ def odd_queries() -> list[bytes]:
         b"/main?&&=&",
     ]
     return targets
+
+
+# Requests whose headers claim to be what their path is not ---------------------------------
+
+WEBSOCKET_HEADERS = {
+    "Upgrade": "websocket",
+    "Connection": "Upgrade",
+    "Sec-WebSocket-Version": "13",
+    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+}
+"""What a browser's websocket handshake sends, but its sub-protocols."""
+
+
+def upgrade_header_sets(token: str) -> dict[str, dict[str, str]]:
+    """Header sets that ask, one way or another, for the connection to become something else
+    than a page: a full Bokeh websocket handshake with a valid ``token``, others without a
+    token or with odd spellings, and upgrades to other protocols."""
+    bokeh = {**WEBSOCKET_HEADERS, "Sec-WebSocket-Protocol": f"bokeh, {token}"}
+    return {
+        "bokeh websocket": bokeh,
+        "bokeh websocket, capitalised": {**bokeh, "Upgrade": "WebSocket"},
+        "websocket among others": {**bokeh, "Upgrade": "h2c, websocket"},
+        "websocket, no protocol": dict(WEBSOCKET_HEADERS),
+        "websocket, other protocol": {**WEBSOCKET_HEADERS, "Sec-WebSocket-Protocol": "chat"},
+        "upgrade only": {"Upgrade": "websocket"},
+        "h2c": {"Upgrade": "h2c", "Connection": "Upgrade, HTTP2-Settings"},
+    }
+
+
+HEADER_ROUTED_TARGETS = [
+    "/main?bokeh-absolute-url=http://evil.example/",
+    "/main?bokeh-token=abc",
+    "/main?bokeh-session-id=KNOWN",
+    "/?bokeh-absolute-url=http%3A%2F%2Fevil.example%2F&d_k=8",
+    "/main/?BOKEH-TOKEN=abc",
+    "/main?d_k=8&bokeh-anything=1",
+]
+"""Page targets the guard refuses: their headers must not change that."""
+
+
+def header_routing_cases(token: str) -> list[tuple[str, dict[str, str], int]]:
+    """Page requests carrying websocket (or other upgrade) headers: each (target, headers,
+    status) gets what the same target gets without them, as Tornado routes by path. Then
+    the app's websocket paths without upgrade headers: a plain 400 (403 if they name a
+    session, as a page would)."""
+    cases = []
+    refused = {target: status for target, status in reserved_cases()}
+    targets = [*HEADER_ROUTED_TARGETS, *list(refused)[::97]]
+    for label, headers in upgrade_header_sets(token).items():
+        for target in targets:
+            expected = refused.get(target) or _expected_without_headers(target)
+            cases.append((target, {**headers, "X-Case": label}, expected))
+    for path in ("/main/ws", "/ws"):
+        for query in ("", "?d_k=8", "?bokeh-session-id=x"):
+            status = 403 if "session" in query else 400
+            cases.append((path + query, {"X-Case": "no upgrade"}, status))
+    return cases
+
+
+def _expected_without_headers(target: str) -> int:
+    name = target.partition("?")[2].lower()
+    if "bokeh-token" in name or "bokeh-session-id" in name:
+        return 403
+    return 400
+
+
+# Control bytes in paths -----------------------------------------------------------------
+
+CONTROL_PIECES = ["%00", "%01", "%0a", "%0D%0A", "%1f", "%7f", "%7F", "%2500"]
+"""Control bytes percent-encoded (``%2500`` decodes to the text ``%00``, which is allowed)."""
+PATH_PREFIXES = [
+    "/assets/",
+    "/assets/course-page.html",
+    "/static/",
+    "/static/js/bokeh.min.js",
+    "/static/extensions/panel/",
+    "/main",
+    "/main/ws",
+    "/favicon.ico",
+    "/",
+]
+
+
+def control_path_cases() -> list[tuple[str, int]]:
+    """Request targets whose path carries a control byte at its end, inside a name or as a
+    whole segment, and the status they get: a plain 400, but for ``%2500`` (no control
+    byte once decoded: 404 or the file, any status but a 5xx)."""
+    cases = []
+    for prefix, piece in itertools.product(PATH_PREFIXES, CONTROL_PIECES):
+        status = 0 if piece == "%2500" else 400
+        base = prefix.rstrip("/")
+        cases += [
+            (prefix + piece, status),
+            (f"{base}/a{piece}b", status),
+            (f"{prefix}{piece}/x?d_k=8", status),
+        ]
+    return cases
+
+
+# Websocket messages no BokehJS sends ------------------------------------------------------
+
+Frame = str | bytes
+"""One websocket frame: text or binary."""
+
+GOOD_HEADER = {"msgid": "m1", "msgtype": "PULL-DOC-REQ"}
+
+
+def _json(value: object) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def malformed_messages() -> dict[str, list[Frame]]:
+    """Frame sequences a page's websocket may receive from a hostile client, by family: text
+    that is not JSON where each of the message's three parts is expected, headers of the
+    wrong shape (``{}``, no ``msgid``, a ``msgtype`` Bokeh does not know or of another
+    type), buffers announced and not sent or not JSON, binary frames out of turn, deeply
+    nested content, and messages of known types with contents of the wrong shape. Each
+    must cost one short log line at most, never a traceback."""
+    families: dict[str, list[Frame]] = {}
+    not_json = ["not json", "", "{", "\x00", "[" * 100_000, "1" * 5000]
+    for index, text in enumerate(not_json):
+        families[f"header not JSON {index}"] = [text]
+        families[f"metadata not JSON {index}"] = [_json(GOOD_HEADER), text]
+        families[f"content not JSON {index}"] = [_json(GOOD_HEADER), "{}", text]
+    odd_headers: list[object] = [
+        {},
+        [],
+        5,
+        None,
+        {"msgid": "m1"},
+        {"msgtype": "PULL-DOC-REQ"},
+        *({"msgid": "m1", "msgtype": kind} for kind in ("NOPE", "EXPIRED", ["PATCH-DOC"], 5)),
+        *({"msgid": "m1", "msgtype": kind} for kind in ("ACK", "OK", "ERROR", "PULL-DOC-REPLY")),
+        {"msgid": ["m"], "msgtype": "PULL-DOC-REQ"},
+        {**GOOD_HEADER, "num_buffers": "x"},
+        {**GOOD_HEADER, "num_buffers": -1},
+    ]
+    for index, header in enumerate(odd_headers):
+        families[f"odd header {index}"] = [_json(header), "{}", "{}"]
+    buffered = {**GOOD_HEADER, "msgtype": "PATCH-DOC", "num_buffers": 1}
+    families["buffer header not JSON"] = [_json(buffered), "{}", "{}", "not json", b"\x00"]
+    families["buffer header wrong shape"] = [_json(buffered), "{}", "{}", "[]", b"\x00"]
+    families["binary where text belongs"] = [b"\x00\x01"]
+    families["binary metadata"] = [_json(GOOD_HEADER), b"{}"]
+    families["text where a buffer belongs"] = [_json(buffered), "{}", "{}", '{"id": "1"}', "x"]
+    patch = {**GOOD_HEADER, "msgtype": "PATCH-DOC"}
+    for index, content in enumerate(
+        [{}, [], {"events": 5}, {"events": [5]}, {"events": [{"kind": "NOPE"}]}, "x"]
+    ):
+        families[f"patch of the wrong shape {index}"] = [_json(patch), "{}", _json(content)]
+    families["server-info with junk"] = [
+        _json({**GOOD_HEADER, "msgtype": "SERVER-INFO-REQ"}),
+        _json([1]),
+        _json({"a": "[" * 1000}),
+    ]
+    return families
+
+
+# Page addresses too long for a session to keep --------------------------------------------
+
+
+@dataclass(frozen=True)
+class LongQuery:
+    """A page query too long to keep, and what the guard's redirect keeps and names."""
+
+    query: str
+    kept: tuple[str, ...]
+    omitted: tuple[str, ...]
+    """The decoded names of the parameters left out."""
+
+
+def long_query_cases() -> list[LongQuery]:
+    """Long values, long names and many medium parameters, alone or among the app's and a
+    course page's own (limits: app.address)."""
+    from app.address import MAX_KEPT_PIECE
+
+    own = ("d_k=8", "id=007", "ref=https://course.example/page?id=3")
+    cases = []
+    for length in (MAX_KEPT_PIECE + 1, 25_000, 60_000):
+        for alphabet in ("a", "Zy-_9", "%41"):
+            value = (alphabet * length)[:length]
+            cases.append(LongQuery(f"x={value}&d_k=8", ("d_k=8",), ("x",)))
+            name = unquote_plus(value)[:64]
+            cases.append(LongQuery(f"{value}=1&{'&'.join(own)}", own, (name,)))
+            cases.append(LongQuery(f"{own[0]}&x={value}&{own[1]}&y={value}", own[:2], ("x", "y")))
+    medium = [f"p{i}={'m' * 3000}" for i in range(8)]
+    # 8 × 3003 characters: the longest go first until 16 KiB fit, here the first three.
+    cases.append(
+        LongQuery(
+            "&".join([*medium, "d_k=8"]), (*medium[3:], "d_k=8"), tuple(f"p{i}" for i in range(3))
+        )
+    )
+    return cases

@@ -243,6 +243,83 @@ def _course_pages() -> Iterator[HostileQuery]:
     yield HostileQuery("reserved", "d_k=8&Bokeh-Token=abc&bokeh%2Dabsolute%2Durl=x&keep=1")
 
 
+INVISIBLE = (0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x00AD, 0xFE0F, 0x034F, 0xE0001)
+"""Characters that show nothing: zero-width space, non-joiner and joiner, word joiner,
+byte-order mark, soft hyphen, a variation selector, the combining grapheme joiner, a tag."""
+COMBINING = (0x0301, 0x0308, 0x0327, 0x20DD)
+"""Combining marks: acute, diaeresis, cedilla, enclosing circle."""
+
+
+def _invisible() -> Iterator[HostileQuery]:
+    """Valid-looking words and numbers with a character that shows nothing, or a combining
+    mark, inside, before or after them: refused, and the notice must show it."""
+    words = {"scaled": "true", "causal": "false", "view": "raw", "preset": "collapse"}
+    numbers = {"d_k": "32", "temperature": "0.5", "rho": "0.5"}
+    for code in (*INVISIBLE, *COMBINING):
+        c = chr(code)
+        for name, word in {**words, **numbers}.items():
+            for value in (f"{word}{c}", f"{word[0]}{c}{word[1:]}", f"{c}{word}"):
+                yield HostileQuery("invisible", pair(name, value))
+
+
+def _many_digits() -> Iterator[HostileQuery]:
+    """Numbers a hair past a bound, with the digits that make the difference, and numbers
+    with more digits than a float holds: a notice must show enough digits to tell them."""
+    for parameter in PARAMETERS:
+        if parameter.bounds is None:
+            continue
+        low, high = parameter.bounds
+        for bound, step in ((high, 1), (low, -1)):
+            for ulps in (1e-11, 1e-13, 1e-15):
+                yield HostileQuery("many-digits", pair(parameter.name, repr(bound + step * ulps)))
+            yield HostileQuery("many-digits", pair(parameter.name, repr(bound) + "0" * 40 + "1"))
+        yield HostileQuery("many-digits", pair(parameter.name, "1" + "0" * 25))
+        yield HostileQuery("many-digits", pair(parameter.name, "0." + "3" * 60))
+
+
+def _row_beyond_n() -> Iterator[HostileQuery]:
+    """A row at, past and far past the last of n, with n from the link, a preset or the
+    default, masked or not."""
+    for n in ("", "2", "4", "32", "1024"):
+        last = int(n or 32) - 1
+        for row in (last, last + 1, 1000, 1023, 5000):
+            base = f"n={n}&row={row}" if n else f"row={row}"
+            yield HostileQuery("row-beyond-n", base)
+            yield HostileQuery("row-beyond-n", f"{base}&causal=true")
+    for preset in ("causal", "lesson", "collapse"):
+        for row in (7, 31, 32, 1023):
+            yield HostileQuery("row-beyond-n", f"preset={preset}&row={row}")
+        yield HostileQuery("row-beyond-n", f"preset={preset}&n=4&row=3")
+
+
+FOLDS_TO_BOKEH = (
+    "bo\u212aeh",  # Kelvin sign: lower() and NFKC give k
+    "\uff42\uff4f\uff4b\uff45\uff48",  # full-width: NFKC gives bokeh
+    "BO\u212aEH",
+    "bok\u0435h",  # Cyrillic e: a lookalike that folds to nothing
+    "bokeh\u2010",  # a Unicode hyphen: NFKC keeps it
+)
+"""Spellings that Unicode folding (``str.lower``, ``toLowerCase``, NFKC) turns into, or that
+look like, Bokeh's ``bokeh``: to Tornado and Bokeh they are other names, kept as sent."""
+
+
+def _folded_names() -> Iterator[HostileQuery]:
+    """Names that fold to Bokeh's own, or to the app's, only under Unicode's rules."""
+    for spelled in FOLDS_TO_BOKEH:
+        for rest in ("-session-id", "-token", "-absolute-url", "-x"):
+            name = spelled + rest if not spelled.endswith("\u2010") else spelled + rest[1:]
+            yield HostileQuery("folded-names", f"{encode(name)}=3&d_k=8&keep=1")
+    for name in ("d\uff3fk", "\u1d48_k", "vi\u0435w", "\uff4e", "se\u0435d"):
+        yield HostileQuery("folded-names", f"{encode(name)}=8&keep=1")
+
+
+def _long_unknowns() -> Iterator[HostileQuery]:
+    """Unknown parameters too long to keep in an address, among the app's own."""
+    for length in (2_000, 25_000):
+        yield HostileQuery("long-unknown", f"x={'a' * length}&d_k=8")
+        yield HostileQuery("long-unknown", f"{'y' * length}=1&d_k=8&keep=1")
+
+
 GENERATORS = (
     _per_parameter,
     _unicode_digits,
@@ -254,6 +331,11 @@ GENERATORS = (
     _question_marks,
     _many,
     _course_pages,
+    _invisible,
+    _many_digits,
+    _row_beyond_n,
+    _folded_names,
+    _long_unknowns,
 )
 
 
@@ -271,9 +353,19 @@ BROWSER_LINKS = {
     "control-characters": "d_k=%0A32%00&view=raw%E2%80%AE&scaled=%09false",
     "1000-parameters": "&".join([*(f"p{i}={i}" for i in range(999)), "d_k=8"]),
     "preset": "preset=collapse&course=x",
+    "folded-name": "bo%E2%84%AAeh-session-id=3&d_k=8&keep=1",
+    "invisible-and-digits": "scaled=true%E2%80%8B&view=ra%CC%81w&temperature=20.000000001",
 }
 """One link per kind of trouble for Chromium, served and offline (the generated cases run
-in full at the model level): the links issue 11 names, and one of each category."""
+in full at the model level): the links issues 11 and 25 name, and one of each category."""
+
+ROW_LINKS = {
+    "row-past-n": ("n=4&row=1000", 3),
+    "row-past-a-masked-n": ("n=2&row=1023&causal=true", 1),
+    "row-past-a-presets-n": ("preset=causal&row=1023", 31),
+}
+"""Links whose row is past their n, and the row both pages then show (served and offline
+the same: their n is within the offline page's 128)."""
 
 
 def hostile_queries() -> list[HostileQuery]:

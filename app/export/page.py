@@ -74,7 +74,7 @@ from app.layout import WIDE_PAGE_PX
 from app.model import SimulationModel
 from app.numbers_out import frame_fields_spec
 from app.presets import PRESETS
-from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, query_spec
+from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, index_limits, query_spec
 from app.state import SimulationState
 from app.views.collapse import CAPTION_CSS
 from app.views.disclosure import DISCLOSURE_CSS, Disclosure
@@ -198,11 +198,13 @@ def shown_controls_spec() -> dict:
 
 
 def page_limits(data: ExportData) -> dict:
-    """What query.js fits a link's values to (:func:`app.export.data.sample_limits`), and
-    ``controls``: what a preset is compared on (the controls offered and those fixed)."""
+    """What query.js fits a link's values to (:func:`app.export.data.sample_limits`),
+    ``controls``: what a preset is compared on (the controls offered and those fixed), and
+    ``indexes``: a row past n is the last (:func:`app.query.index_limits`)."""
     return {
         **sample_limits(data),
         "controls": [*PAGE_CONTROLS, *FIXED_CONTROLS, *LESSON_CONTROLS],
+        "indexes": index_limits(initial_state(data).param.values()),
     }
 
 

@@ -9,9 +9,12 @@
  * d_k steps and its fixed seed, and the notices' templates, handed over as data by
  * app/export/page.py from app.export.data.sample_limits). No control is named, and no
  * notice worded, here. The URL the page writes keeps every parameter it does not
- * write byte for byte (app.query.compose_search). A value is never echoed except as a
- * short excerpt of letters, digits and ".+-_?". In the page it is window.SdpaQuery; under
- * Node, module.exports.
+ * write byte for byte (app.query.compose_search), Bokeh's names (ASCII "bokeh-" in any case,
+ * app.query.is_reserved_name) aside. A value is never echoed except as a short excerpt
+ * that shows letters, digits, space and ".+-_?" as they are and every other character as
+ * its Python escape (app.query.excerpt), numbers with all their digits (shown_number). A
+ * row past the scene's n is its last (app.query.limit_indexes, rules as data from
+ * app.query.index_limits). In the page it is window.SdpaQuery; under Node, module.exports.
  */
 (function (root, factory) {
   const node = typeof module === "object" && module.exports;
@@ -83,10 +86,61 @@
     return out;
   }
 
-  /** A short, safe excerpt of untrusted text: letters, digits and ".+-_?" only. */
+  /** app.query.SHOWN_AS_SENT: the characters a notice shows as they are. */
+  const SHOWN_AS_SENT = /^[A-Za-z0-9.+\-_? ]$/;
+
+  /** app.query.escaped: a character as Python writes it in an escape (\x3c, \u200b, \U…). */
+  function escaped(character) {
+    const code = character.codePointAt(0);
+    const hex = code.toString(16);
+    if (code < 0x100) {
+      return `\\x${hex.padStart(2, "0")}`;
+    }
+    return code < 0x10000 ? `\\u${hex.padStart(4, "0")}` : `\\U${hex.padStart(8, "0")}`;
+  }
+
+  /**
+   * app.query.excerpt: the first `limit` characters (code points) of untrusted text, the
+   * safe ones as they are and every other one as its escape, then "…" if there were more.
+   */
   function excerpt(value, limit = 20) {
-    const safe = value.replace(/[^A-Za-z0-9.+\-_?]/g, "");
-    return safe.slice(0, limit) + (safe.length > limit ? "…" : "");
+    const characters = [...value];
+    const shown = characters
+      .slice(0, limit)
+      .map((c) => (SHOWN_AS_SENT.test(c) ? c : escaped(c)))
+      .join("");
+    return shown + (characters.length > limit ? "…" : "");
+  }
+
+  /**
+   * app.query.shown_number: Python's repr of a float (the shortest digits that tell it from
+   * every other), a whole number below 1e16 without its ".0".
+   */
+  function shownNumber(x) {
+    if (Number.isInteger(x) && Math.abs(x) < 1e16) {
+      return String(x);
+    }
+    // toExponential() without digits gives the shortest round-trip digits, as repr does.
+    const [mantissa, exponentText] = x.toExponential().split("e");
+    const exponent = Number(exponentText);
+    const sign = mantissa.startsWith("-") ? "-" : "";
+    const digits = mantissa.replace("-", "").replace(".", "");
+    if (exponent < -4 || exponent >= 16) {
+      const fraction = digits.length > 1 ? `.${digits.slice(1)}` : "";
+      const power = String(Math.abs(exponent)).padStart(2, "0");
+      return `${sign}${digits[0]}${fraction}e${exponent < 0 ? "-" : "+"}${power}`;
+    }
+    if (exponent < 0) {
+      return `${sign}0.${"0".repeat(-exponent - 1)}${digits}`;
+    }
+    const whole = digits.slice(0, exponent + 1).padEnd(exponent + 1, "0");
+    return `${sign}${whole}.${digits.slice(exponent + 1) || "0"}`;
+  }
+
+  /** app.query.is_reserved_name: `prefix` in any ASCII case, and only ASCII folds. */
+  function isReservedName(name, prefix) {
+    const start = name.slice(0, prefix.length);
+    return /^[\x00-\x7f]*$/.test(start) && start.toLowerCase() === prefix;
   }
 
   /** Python's float(value), or null where Python raises ValueError. */
@@ -134,11 +188,15 @@
 
   function clamped(name, value, [low, high], notices, spec) {
     if (value < low) {
-      notices.push(notice(spec, "below", { name, value, low }));
+      notices.push(
+        notice(spec, "below", { name, value: shownNumber(value), low: shownNumber(low) }),
+      );
       return low;
     }
     if (value > high) {
-      notices.push(notice(spec, "above", { name, value, high }));
+      notices.push(
+        notice(spec, "above", { name, value: shownNumber(value), high: shownNumber(high) }),
+      );
       return high;
     }
     return value;
@@ -177,7 +235,7 @@
       }
       if (!Number.isInteger(parsed)) {
         const rounded = roundHalfEven(parsed);
-        notices.push(notice(spec, "rounded", { name, value: parsed, rounded }));
+        notices.push(notice(spec, "rounded", { name, value: shownNumber(parsed), rounded }));
         parsed = rounded;
       }
       return clamped(name, parsed, parameter.bounds, notices, spec);
@@ -287,20 +345,39 @@
    * control it sets still has its value. With `limits` (an exported page's: see fitToPage,
    * and `controls`, the names it offers or fixes), the values are fitted to the page and
    * compared as the page shows them, on its `limits.controls` only. `presets` maps a preset
-   * key to {label, description, values}. Returns {values, preset, scene, notices}: `scene` the preset's
-   * values as the page shows them, `notices` one for each value the page changed.
+   * key to {label, description, values}. `indexes` (app.query.index_limits, by default
+   * `limits.indexes`) clamps a control that picks one of another's items (a row of n) to
+   * that count − 1, the count from the merged values or else the page's first one, with
+   * its notice, as SimulationState.apply_query does. Returns {values, preset, scene,
+   * notices}: `scene` the preset's values as the page shows them, `notices` one for each
+   * value the page changed.
    */
-  function applyQuery(values, presets, limits = null) {
+  function applyQuery(values, presets, limits = null, indexes = limits?.indexes ?? null) {
     const { preset = "", ...own } = values;
     const notices = [];
     const sceneValues = preset && presets[preset] ? presets[preset].values : {};
     const merged = fitAll({ ...sceneValues, ...own }, limits, notices);
+    limitIndexes(merged, indexes, notices);
     const scene = fitAll(sceneValues, limits, []);
     const compared = limits == null ? Object.keys(scene) : limits.controls;
     const kept =
       preset !== "" &&
       compared.every((name) => !(name in scene) || merged[name] === scene[name]);
     return { values: merged, preset: kept ? preset : "", scene: kept ? scene : {}, notices };
+  }
+
+  /** app.query.limit_indexes: each index in `values` at most its count − 1, in place. */
+  function limitIndexes(values, indexes, notices) {
+    for (const [name, rule] of Object.entries(indexes ?? {})) {
+      const index = values[name];
+      const total = Object.hasOwn(values, rule.count) ? values[rule.count] : rule.default;
+      if (!Number.isInteger(index) || !Number.isInteger(total) || index < total) {
+        continue;
+      }
+      const last = total - 1;
+      notices.push(text.fill(rule.notice, { name, value: index, count: rule.count, total, last }));
+      values[name] = last;
+    }
   }
 
   /**
@@ -356,7 +433,7 @@
       // URLSearchParams decodes a name as Python's unquote_plus does (UTF-8, "+" as space);
       // the leading "&" keeps it from dropping a "?" that starts the name.
       const name = [...new URLSearchParams(`&${encoded}=`).keys()][0] ?? "";
-      if (Object.hasOwn(values, name) || name.toLowerCase().startsWith(reservedPrefix)) {
+      if (Object.hasOwn(values, name) || isReservedName(name, reservedPrefix)) {
         continue;
       }
       kept.push(piece);
@@ -373,6 +450,8 @@
     composeSearch,
     fitToPage,
     excerpt,
+    shownNumber,
+    isReservedName,
     pythonFloat,
     roundHalfEven,
     strip,

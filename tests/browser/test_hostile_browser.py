@@ -11,12 +11,16 @@ byte for byte.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import random
+import string
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
-from hostile_queries import BROWSER_LINKS
+from hostile_queries import BROWSER_LINKS, ROW_LINKS
 from playwright.sync_api import expect
+from procs_support import FrontServer, running_front, tracebacks
 from test_url_state import DEEP_TEXT_JS, INJECTED_JS
 from tornado.httputil import parse_qs_bytes
 
@@ -44,6 +48,13 @@ SCREEN_NUMBERS_JS = """() => {
   return texts;
 }"""
 """What the page shows as numbers: the sliders' values, the boxes, the readout values."""
+
+
+OUTLINE_JS = """() => {
+  const {data} = Bokeh.documents[0].get_model_by_name('row_outline').data_source;
+  return {top: [...data.top], bottom: [...data.bottom]};
+}"""
+"""The heatmap's dashed outline of the compared row (its renderer is named row_outline)."""
 
 
 def expected_state(query: str) -> SimulationState:
@@ -86,3 +97,62 @@ def test_hostile_link_in_chromium(app_page: AppPage, query: str) -> None:
         assert not any(word in text.lower() for word in ("nan", "inf")), numbers
     weights = app_page.heatmap("weight")
     assert weights["rowSums"] == pytest.approx([1.0] * weights["rows"], abs=1e-3)
+
+
+@pytest.mark.parametrize(("query", "row"), list(ROW_LINKS.values()), ids=list(ROW_LINKS))
+def test_a_row_past_n_is_the_last_row_in_chromium(app_page: AppPage, query: str, row: int) -> None:
+    """The notice says so, the URL writes the row shown and the outline is drawn there."""
+    page = app_page.page
+    app_page.open(f"?{query}", lesson=False)
+    state = expected_state(query)
+    assert state.row == row
+    app_page.wait_url(**state.query())
+    notice = page.locator(".query-notice")
+    expect(notice).to_be_visible()
+    assert f"is past the last of n = {state.n}; using {row}." in notice.evaluate(DEEP_TEXT_JS)
+    outline = page.evaluate(OUTLINE_JS)
+    assert outline["top"] == [row] and outline["bottom"] == [row + 1]
+
+
+@pytest.fixture(scope="module")
+def guarded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontServer]:
+    """``sdpa-sim`` in one process: the request guard in front of the page."""
+    log_path = tmp_path_factory.mktemp("guarded-browser") / "sdpa-sim.log"
+    with running_front(log_path, 1) as server:
+        yield server
+    assert not tracebacks(log_path.read_text()), tracebacks(log_path.read_text())
+
+
+DRAWN_JS = """() => {
+  const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
+  return Boolean(doc && doc.is_idle && doc.get_model_by_name('heatmap'));
+}"""
+"""True once the page's websocket session has its document and is idle."""
+
+
+def test_a_link_too_long_to_keep_opens_the_page_with_a_notice(
+    chromium: Any, guarded_server: FrontServer
+) -> None:
+    """``?x=<25,000 characters>&d_k=8``: the page renders (its websocket opens), says the
+    parameter was too long to keep, and its address keeps the rest."""
+    rng = random.Random(25)
+    long = "".join(rng.choices(string.ascii_letters + string.digits + "-_", k=25_000))
+    page = chromium.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    try:
+        page.goto(f"{guarded_server.url}?x={long}&d_k=8&id=7")
+        page.wait_for_function(DRAWN_JS)
+        notice = page.locator(".query-notice")
+        expect(notice).to_be_visible()
+        expect(notice).to_contain_text("x: the parameter is 25,002 characters long")
+        page.wait_for_function(
+            "() => !location.search.includes('sdpa-omitted') && location.search.includes('id=7')"
+        )
+        search = page.evaluate("location.search")
+        names = [piece.partition("=")[0] for piece in search[1:].split("&")]
+        assert "d_k=8" in search.split("&") and "x" not in names, search[:200]
+        assert problems == [], problems
+    finally:
+        page.close()

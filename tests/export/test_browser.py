@@ -320,7 +320,7 @@ def test_bad_url_values_are_fixed_with_a_plain_text_notice(open_export) -> None:
     )
     text, elements = shown
     assert elements == 0
-    assert "“scriptalert1script” is not a number" in text
+    assert "“\\x3cscript\\x3ealert\\x281\\x29\\x3c\\x2fsc…” is not a number" in text
     assert "n = 5000 is above the largest value 1024" in text
     assert "seed = 9: this offline page was exported with seed 0" in text
     assert opened.page.get_by_text("Some link values were adjusted.").is_visible()

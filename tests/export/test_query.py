@@ -19,7 +19,15 @@ from tornado.httputil import parse_qs_bytes
 from app.export.data import FIT_NOTICES, build_export_data
 from app.export.page import page_limits, presets_spec
 from app.export.views import ALERT_TEXTS
-from app.query import NOTICE_TEXTS, PARAMETER_NAMES, compose_search, parse_query, query_spec
+from app.query import (
+    NOTICE_TEXTS,
+    PARAMETER_NAMES,
+    compose_search,
+    index_limits,
+    parse_query,
+    query_spec,
+    shown_number,
+)
 from app.state import SimulationState
 
 from .fill_templates import template_fields, unfillable
@@ -29,6 +37,8 @@ SPEC = query_spec()
 PRESETS = presets_spec()
 LIMITS = page_limits(build_export_data(128, 512, 0))
 """What the default export hands query.js to fit a link's values to."""
+SERVED_INDEXES = index_limits(SimulationState().param.values())
+"""A row past n, as the served state limits it (from its default n)."""
 CASES = [case.query for case in hostile_queries()]
 
 
@@ -79,13 +89,20 @@ def test_presets_apply_as_the_served_state_applies_them(node: Runner) -> None:
             same = {True: "true", False: "false"}.get(value, str(value))
             cases += [f"preset={key}&{name}={same}", f"d_k=8&preset={key}&{name}=2"]
     cases += [case for case in CASES if "preset" in case][:200]
+    cases += [case for case in CASES if "row=" in case]
     parsed = node(parse_calls(cases))
-    applied = node([("query", "applyQuery", [result["values"], PRESETS]) for result in parsed])
-    for query, result in zip(cases, applied, strict=True):
+    applied = node(
+        [
+            ("query", "applyQuery", [result["values"], PRESETS, None, SERVED_INDEXES])
+            for result in parsed
+        ]
+    )
+    for query, result, read in zip(cases, applied, parsed, strict=True):
         state = SimulationState()
         state.apply_query(parse_qs_bytes(query, keep_blank_values=True))
         assert result["preset"] == state.preset, query
         assert {name: getattr(state, name) for name in result["values"]} == result["values"]
+        assert " ".join([*read["notices"], *result["notices"]]) == state.notice, query
 
 
 def test_the_written_url_matches_the_served_apps(node: Runner) -> None:
@@ -120,7 +137,24 @@ def test_notices_never_carry_markup(node: Runner) -> None:
     ((result),) = node([("query", "parseQuery", [hostile, SPEC])])
     assert len(result["notices"]) == 3
     assert not any(char in "".join(result["notices"]) for char in "<>\"'")
-    assert "scriptalert1script" in result["notices"][0]
+    assert "“\\x3cscript\\x3ealert\\x281\\x29\\x3c\\x2fsc…”" in result["notices"][0]
+
+
+@pytest.mark.parametrize(
+    "number",
+    [0.95000000001, 2000.0, 1e16, 1e22, 1.5e300, 1e-5, 1e-4, -0.5, 1e15 + 0.5, 5e-324, 1 / 3],
+)
+def test_numbers_are_shown_as_python_shows_them(node: Runner, number: float) -> None:
+    ((shown),) = node([("query", "shownNumber", [number])])
+    assert shown == shown_number(number)
+
+
+def test_random_numbers_are_shown_as_python_shows_them(node: Runner) -> None:
+    rng = random.Random(25)
+    numbers = [rng.uniform(-1, 1) * 10 ** rng.randint(-30, 30) for _ in range(2000)]
+    numbers += [float(rng.randint(-(10**18), 10**18)) for _ in range(200)]
+    got = node([("query", "shownNumber", [number]) for number in numbers])
+    assert got == [shown_number(number) for number in numbers]
 
 
 def fitted(node: Runner, query: str) -> dict:
@@ -156,6 +190,30 @@ def test_values_beyond_the_page_are_fitted_with_a_notice(
         assert any(notice in text for text in result["notices"]), result["notices"]
 
 
+@pytest.mark.parametrize(
+    ("query", "row", "notice"),
+    [
+        ("n=4&row=1000", 3, "row = 1000 is past the last of n = 4; using 3."),
+        ("n=2&row=1023&causal=true", 1, "row = 1023 is past the last of n = 2; using 1."),
+        ("preset=causal&row=1023", 31, "row = 1023 is past the last of n = 32; using 31."),
+        ("row=40", 31, "row = 40 is past the last of n = 32; using 31."),
+        ("n=500&row=200", 127, "row = 200 is past the last of n = 128; using 127."),
+        ("n=4&row=3", 3, None),
+    ],
+)
+def test_a_row_past_n_is_the_last_row_on_the_offline_page(
+    node: Runner, query: str, row: int, notice: str | None
+) -> None:
+    """The file's n (its largest 128, its first 32) decides the last row."""
+    result = fitted(node, query)
+    assert result["values"]["row"] == row
+    assert (
+        (notice in result["notices"])
+        if notice
+        else not any(text.startswith("row") for text in result["notices"])
+    )
+
+
 def test_values_within_the_page_pass_unchanged(node: Runner) -> None:
     query = "d_k=256&temperature=0.33&n=100&scaled=false&view=scaled&causal=true&seed=0"
     result = fitted(node, query)
@@ -181,6 +239,7 @@ def test_values_within_the_page_pass_unchanged(node: Runner) -> None:
         ("preset=lesson", "lesson", 4),
         ("preset=causal&row=3", "", 64),  # the lesson's row counts, as on the served page
         ("preset=causal&row=7", "causal", 64),
+        ("preset=causal&row=1023", "", 64),
     ],
 )
 def test_presets_on_the_offline_page(node: Runner, query: str, preset: str, d_k: int) -> None:

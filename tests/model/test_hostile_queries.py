@@ -21,6 +21,7 @@ from tornado.httputil import parse_qs_bytes
 
 from app.query import (
     FALSE_WORDS,
+    INDEX_LIMITS,
     MAX_VALUE_LENGTH,
     PARAMETER_NAMES,
     PARAMETERS,
@@ -28,16 +29,22 @@ from app.query import (
     TRUE_WORDS,
     QueryParameter,
     compose_search,
+    is_reserved_name,
+    limit_indexes,
     parse_query,
 )
 from app.state import SimulationState
 
 CASES = hostile_queries()
-UNSAFE_IN_NOTICE = re.compile(r"[<>&\"'`\\]")
+UNSAFE_IN_NOTICE = re.compile(r"[<>&\"'`]")
 """What a notice (shown as HTML by the page's alert) must never hold."""
 QUOTED = re.compile(r"“(.*?)”")
-SAFE_EXCERPT = re.compile(r"[A-Za-z0-9.+\-_?]{0,20}…?")
-"""What a notice may quote of the link: a short excerpt of these characters."""
+SAFE_EXCERPT = re.compile(
+    r"(?:[A-Za-z0-9.+\-_? ]|\\x[0-9a-f]{2}|\\u[0-9a-f]{4}|\\U[0-9a-f]{8}){0,20}…?"
+)
+"""What a notice may quote of the link: up to 20 characters, these as they are, any other
+as its escape."""
+CLAMPED = re.compile(r"^(\w+) = (\S+) is (?:above|below) the \w+ value (\S+);")
 
 
 def tornado_args(query: str) -> dict[str, list[bytes]]:
@@ -89,6 +96,29 @@ def assert_valid_state(state: SimulationState) -> None:
             assert value in parameter.choices or (parameter.blank and value == "")
         else:
             assert isinstance(value, bool)
+    for index, count in INDEX_LIMITS.items():
+        assert getattr(state, index) < getattr(state, count), "a row past n"
+
+
+def unescaped(quoted: str) -> str:
+    """What a notice's excerpt stands for: its escapes read back as characters."""
+    return re.sub(
+        r"\\(?:x(..)|u(.{4})|U(.{8}))",
+        lambda m: chr(int(next(filter(None, m.groups())), 16)),
+        quoted,
+    )
+
+
+def assert_shows_what_was_sent(parameter: QueryParameter, notices: list[str]) -> None:
+    """A refused word's excerpt is not a word the parameter takes, and a clamped number
+    is shown with the digits that tell it from the bound."""
+    for text in notices:
+        if (match := CLAMPED.match(text)) is not None:
+            assert match.group(2) != match.group(3), text
+        for quoted in QUOTED.findall(text):
+            if parameter.kind in ("boolean", "choice") and not quoted.endswith("…"):
+                sent = unescaped(quoted)
+                assert exact_reading(parameter, sent.encode()) is None or sent != quoted, text
 
 
 @pytest.mark.parametrize(
@@ -110,8 +140,14 @@ def test_hostile_link(case: HostileQuery) -> None:
             assert about, f"{parameter.name}: a value not taken as typed needs a notice"
         else:
             assert parsed.values[parameter.name] == expected and not about
+        assert_shows_what_was_sent(parameter, about)
 
-    assert state.notice == " ".join(parsed.notices)
+    merged = dict(parsed.values)
+    limited = limit_indexes(merged, SimulationState().param.values())
+    for index in INDEX_LIMITS:
+        if index in parsed.values and getattr(state, index) != parsed.values[index]:
+            assert notices_about(index, limited), f"{index}: moved without a notice"
+    assert state.notice == " ".join([*parsed.notices, *limited])
     assert not UNSAFE_IN_NOTICE.search(state.notice), state.notice
     assert all(SAFE_EXCERPT.fullmatch(quoted) for quoted in QUOTED.findall(state.notice))
     assert all(text.split(":")[0].split(" ")[0] in PARAMETER_NAMES for text in parsed.notices)
@@ -125,7 +161,7 @@ def test_hostile_link(case: HostileQuery) -> None:
         for piece in case.query.split("&")
         if piece
         and decoded_name(piece) not in PARAMETER_NAMES
-        and not decoded_name(piece).lower().startswith(RESERVED_PREFIX)
+        and not is_reserved_name(decoded_name(piece))
     ]
     assert (rest.split("&") if rest else []) == kept
     written_names = tornado_args(written[1:])
@@ -143,6 +179,7 @@ def test_the_generated_cases_cover_the_issue() -> None:
     assert categories >= {
         "bounds", "special-floats", "unicode-digits", "100kB", "repeated", "array-names",
         "percent", "control", "markup", "question-hash", "1000-parameters", "unknown",
+        "invisible", "many-digits", "row-beyond-n", "folded-names", "long-unknown",
     }  # fmt: skip
     assert len(CASES) > 1500
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tornado.httputil import parse_qs_bytes
 
+from app.address import OMITTED
 from app.controls_spec import D_K_GRID, N_GRID, TEMPERATURE_GRID, nearest_on_grid
-from app.query import excerpt, format_query_value, parse_query
+from app.query import compose_search, excerpt, format_query_value, parse_query, shown_number
 from app.state import SimulationState
 
 
@@ -63,7 +65,7 @@ def test_markup_is_never_echoed() -> None:
     parsed = parse_query({"view": ["<script>alert(1)</script>"], "d_k": ["<img src=x>"]})
     text = " ".join(parsed.notices)
     assert "<" not in text and ">" not in text
-    assert "scriptalert1script" in text
+    assert "“\\x3cscript\\x3ealert\\x281\\x29\\x3c\\x2fsc…”" in text
 
 
 def test_unknown_names_are_ignored_and_last_value_wins() -> None:
@@ -72,9 +74,69 @@ def test_unknown_names_are_ignored_and_last_value_wins() -> None:
     assert parsed.notices == []
 
 
-def test_excerpt_keeps_safe_characters_and_truncates() -> None:
-    assert excerpt("a<b>\"c'&d") == "abcd"
+def test_excerpt_escapes_what_is_not_safe_and_truncates() -> None:
+    assert excerpt("a<b>\"c'&d") == "a\\x3cb\\x3e\\x22c\\x27\\x26d"
     assert excerpt("1" * 30) == "1" * 20 + "…"
+    assert excerpt("tr ue?") == "tr ue?"
+
+
+@pytest.mark.parametrize(
+    ("sent", "shown"),
+    [
+        ("true\u200b", "true\\u200b"),  # zero-width space
+        ("ra\u0301w", "ra\\u0301w"),  # combining acute accent
+        ("\ufeffraw", "\\ufeffraw"),  # byte-order mark
+        ("wei\u00adghts", "wei\\xadghts"),  # soft hyphen
+        ("\u212aelvin", "\\u212aelvin"),  # Kelvin sign
+        ("x\U000e0001", "x\\U000e0001"),  # a tag character
+        ("\\u200b", "\\x5cu200b"),  # a backslash typed as such is not an escape
+    ],
+)
+def test_invisible_and_lookalike_characters_are_shown_as_escapes(sent: str, shown: str) -> None:
+    assert excerpt(sent) == shown
+
+
+@pytest.mark.parametrize(
+    ("args", "notice"),
+    [
+        ({"scaled": "true\u200b"}, "scaled: “true\\u200b” is not true or false"),
+        ({"view": "ra\u0301w"}, "view: “ra\\u0301w” is not one of"),
+        ({"rho": "0.95000000001"}, "rho = 0.95000000001 is above the largest value 0.95"),
+        ({"d_k": "1024.0000000001"}, "d_k must be a whole number; 1024.0000000001 was rounded"),
+        ({"temperature": "0.0499999999999"}, "temperature = 0.0499999999999 is below"),
+        ({"seed": "1e20"}, "seed = 1e+20 is above the largest value 4294967295"),
+        ({"d_k": "2000"}, "d_k = 2000 is above the largest value 1024; using 1024."),
+    ],
+)
+def test_a_notice_shows_what_was_sent(args: dict, notice: str) -> None:
+    assert any(notice in text for text in parse_query(args).notices), parse_query(args).notices
+
+
+@pytest.mark.parametrize(
+    ("args", "row", "n"),
+    [
+        ({"n": "4", "row": "1000"}, 3, 4),
+        ({"n": "2", "row": "1023", "causal": "true"}, 1, 2),
+        ({"preset": "causal", "row": "1023"}, 31, 32),
+        ({"row": "32"}, 31, 32),
+        ({"n": "1024", "row": "1023"}, 1023, 1024),
+    ],
+)
+def test_a_row_past_n_is_the_last_row_with_a_notice(args: dict, row: int, n: int) -> None:
+    state = SimulationState()
+    state.apply_query(args)
+    assert (state.row, state.n) == (row, n)
+    assert state.query()["row"] == str(row), "the written URL says the row shown"
+    clamped = int(args["row"]) >= n
+    assert (f"row = {args['row']} is past the last of n = {n}; using {row}." in state.notice) is (
+        clamped
+    )
+    assert state.preset == "", "the link moved the row away from the scene"
+
+
+def test_shown_numbers_read_back_as_the_same_float() -> None:
+    for number in (0.95000000001, 1e-7, 2**60 + 0.0, 1 / 3, -0.0, 5e-324, 1e16):
+        assert float(shown_number(number)) == number
 
 
 @settings(max_examples=200, deadline=None)
@@ -113,3 +175,26 @@ def test_grids_are_log_spaced_and_hold_the_powers_of_two() -> None:
     assert nearest_on_grid(100, D_K_GRID) in D_K_GRID
     assert nearest_on_grid(64, D_K_GRID) == 64
     assert nearest_on_grid(0.051, TEMPERATURE_GRID) == 0.05
+
+
+def test_what_the_server_left_out_is_named_in_the_notice_and_not_written_back() -> None:
+    query = f"d_k=8&id=1&{OMITTED}=25002.x&{OMITTED}=5000.%3Cb%3E"
+    state = SimulationState()
+    state.apply_query(parse_qs_bytes(query, keep_blank_values=True))
+    assert state.d_k == 8
+    assert "x: the parameter is 25,002 characters long, too long to keep" in state.notice
+    assert "\\x3cb\\x3e: the parameter is 5,000 characters long" in state.notice
+    assert compose_search(f"?{query}", {"d_k": "8"}) == "?d_k=8&id=1"
+
+
+@pytest.mark.parametrize("value", ["", "x", ".x", "1e3.x", "-1.x", "١٢.x", "9999999999.x"])
+def test_a_note_of_another_form_is_skipped(value: str) -> None:
+    state = SimulationState()
+    state.apply_query({OMITTED: [value.encode()]})
+    assert state.notice == ""
+
+
+def test_at_most_ten_left_out_parameters_are_named() -> None:
+    state = SimulationState()
+    state.apply_query({OMITTED: [f"5000.p{i}".encode() for i in range(1000)]})
+    assert state.notice.count("too long to keep") == 10

@@ -14,16 +14,32 @@ from collections.abc import Iterator
 
 import pytest
 from bokeh.util.token import generate_jwt_token, generate_session_id
-from guard_cases import SERVED_OPTIONS, HostCase, host_cases, odd_queries, reserved_cases
+from guard_cases import (
+    SERVED_OPTIONS,
+    HostCase,
+    control_path_cases,
+    header_routing_cases,
+    host_cases,
+    long_query_cases,
+    malformed_messages,
+    odd_queries,
+    reserved_cases,
+    upgrade_header_sets,
+)
 from procs_support import (
+    TOKEN,
     FrontServer,
     open_session,
     page_token,
     raw_get,
+    run_async,
     running_front,
     tracebacks,
     websocket_status,
 )
+from raw_http import exchange, send_frames
+
+from app.address import OMITTED
 
 CHEAP_TARGET = "/favicon.ico"
 """A route Bokeh answers without building a session."""
@@ -125,9 +141,11 @@ def test_odd_bytes_in_a_query_get_the_page_or_a_plain_4xx(served: FrontServer) -
     mark = served.log_size()
     for target in odd_queries():
         status, headers, _ = raw_get(served.port, target, {"Host": f"127.0.0.1:{served.port}"})
-        # Tornado answers a request line it cannot read with a bare 400 of its own.
+        # Tornado answers a request line it cannot read with a bare 400 of its own; a query
+        # too long to keep is sent on to the page without what does not fit.
         plain = headers.get("content-type", "text/plain").startswith("text/plain")
-        assert status == 200 or (400 <= status < 500 and plain), (target[:80], status)
+        moved = status == 303 and headers["location"].startswith("/main?")
+        assert status == 200 or moved or (400 <= status < 500 and plain), (target[:80], status)
     assert not tracebacks(served.log_text(mark)), tracebacks(served.log_text(mark))
 
 
@@ -156,6 +174,90 @@ def test_responses_say_who_may_frame_them_and_sessions_still_open(served: FrontS
         assert "https://courses.example.edu" in policy and "http://localhost:*" in policy
     session = open_session(served.base_url, "?d_k=16")
     assert session["status"] == 101 and session["messages"][:2] == ["ACK", "PULL-DOC-REPLY"]
+
+
+def test_websocket_headers_on_a_page_do_not_switch_its_check_off(served: FrontServer) -> None:
+    """Tornado routes ``/main`` to the page whatever ``Upgrade`` says: the guard checks it
+    as the page it is (with a live token in the sub-protocols, as a real page's)."""
+    mark = served.log_size()
+    host = {"Host": f"127.0.0.1:{served.port}", "Origin": served.base_url}
+    wrong = []
+    for target, headers, expected in header_routing_cases(page_token(served.url)):
+        status, answer, body = exchange(served.port, target, {**host, **headers})
+        plain = answer.get("content-type", "").startswith("text/plain")
+        if status != expected or not plain or b"evil.example" in body:
+            wrong.append(f"{target[:100]} {headers['X-Case']}: {status}, expected {expected}")
+    assert not wrong, "\n".join(wrong)
+    bokeh = upgrade_header_sets(page_token(served.url))["bokeh websocket"]
+    status, _, body = exchange(served.port, "/main?d_k=8", {**host, **bokeh})
+    assert status == 200 and b'"token"' in body, "a clean page is still the page"
+    assert not tracebacks(served.log_text(mark)), tracebacks(served.log_text(mark))
+
+
+def test_control_bytes_in_a_path_get_a_plain_400(served: FrontServer) -> None:
+    mark = served.log_size()
+    host = {"Host": f"127.0.0.1:{served.port}"}
+    wrong = []
+    for target, expected in control_path_cases():
+        status, headers, _ = raw_get(served.port, target, host)
+        plain = headers.get("content-type", "").startswith("text/plain")
+        if (expected and (status, plain) != (expected, True)) or status >= 500:
+            wrong.append(f"{target}: {status}, expected {expected or 'no 5xx'}")
+    for raw in (b"/assets/a\x00b", b"/static/\x00", b"/main\x01"):
+        status, _, _ = raw_get(served.port, raw, host)
+        if not 400 <= status < 500:
+            wrong.append(f"{raw!r}: {status}")
+    assert not wrong, "\n".join(wrong)
+    assert not tracebacks(served.log_text(mark)), tracebacks(served.log_text(mark))
+
+
+def test_a_page_too_long_to_keep_opens_without_what_does_not_fit(served: FrontServer) -> None:
+    """``?x=<25,000 characters>&d_k=8``: its websocket, which repeats the page's query
+    beside a token carrying it, would cross Tornado's 64 KiB head limit unanswered. The
+    guard sends the page on without it; that page's websocket opens as BokehJS opens it."""
+    host = {"Host": f"127.0.0.1:{served.port}"}
+    for case in long_query_cases()[1::3]:
+        status, headers, body = raw_get(served.port, f"/main?{case.query}", host)
+        assert status == 303 and b"too long to keep" in body, (case.query[:60], status)
+        location = headers["location"]
+        assert len(location) < 20_000 and OMITTED in location
+        status, _, page = raw_get(served.port, location, host)
+        assert status == 200, location[:80]
+        token = TOKEN.search(page.decode("utf-8"))
+        assert token and len(token.group(1)) < 40_000
+        query = location.partition("?")[2]
+        opened = run_async(
+            send_frames(served.base_url, token.group(1), [], wait=0.5, query=query), 60
+        )
+        assert opened, "the page's websocket (with the page's query, as BokehJS writes it)"
+
+
+REFUSED_LINE = "a websocket client's message was refused"
+
+
+def test_malformed_websocket_messages_cost_a_short_line_at_most(served: FrontServer) -> None:
+    """Each family on a websocket of its own (Bokeh closes a connection it cannot read),
+    then a flood of requests from a client that reads nothing: no traceback, no ERROR line,
+    a few short lines, and the session still opens."""
+    mark = served.log_size()
+    token = page_token(served.url)
+    families = malformed_messages()
+
+    async def scenario() -> None:
+        for frames in families.values():
+            await send_frames(served.base_url, token, frames, wait=0.3)
+        pull = ['{"msgid": "p", "msgtype": "PULL-DOC-REQ"}', "{}", "{}"]
+        await send_frames(served.base_url, token, pull * 300, read=False)
+
+    run_async(scenario(), 300)
+    session = open_session(served.base_url, "?d_k=16")
+    assert session["status"] == 101 and "PULL-DOC-REPLY" in session["messages"]
+    text = served.log_text(mark)
+    assert not tracebacks(text), tracebacks(text)
+    lines = [line for line in text.splitlines() if REFUSED_LINE in line]
+    assert 0 < len(lines) <= 2 * 20, len(lines)
+    assert all(len(line) < 200 for line in lines), max(lines, key=len)
+    assert "ERROR" not in text and "[[[[" not in text
 
 
 def test_the_log_has_no_traceback(served: FrontServer) -> None:

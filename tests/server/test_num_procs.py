@@ -243,6 +243,14 @@ def test_which_requests_build_a_session(target: str, method: str, expected: bool
     assert is_page(head, ("/", "/main")) is expected
 
 
+def test_websocket_headers_on_a_page_path_still_make_a_page() -> None:
+    """Tornado routes by path: the front counts what the worker builds, a page."""
+    head = parse_head(_websocket(_token(KEYS[0])).replace(b"/main/ws", b"/main?d_k=8"))
+    assert head is not None and not head.is_websocket
+    assert is_page(head, ("/", "/main"))
+    assert route(head, _workers(0, 0)).page
+
+
 def test_a_page_counts_towards_its_worker_until_its_session_is_reported() -> None:
     worker = Worker(index=0)
     worker.pending.extend([10.0, 11.0, 12.0])

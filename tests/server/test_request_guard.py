@@ -12,10 +12,19 @@ import itertools
 
 import pytest
 from bokeh.util.token import generate_jwt_token, generate_session_id
-from guard_cases import SERVED_OPTIONS, host_cases, reserved_cases
-from tornado.httputil import HTTPHeaders, HTTPInputError, RequestStartLine
+from guard_cases import (
+    SERVED_OPTIONS,
+    control_path_cases,
+    header_routing_cases,
+    host_cases,
+    long_query_cases,
+    reserved_cases,
+    upgrade_header_sets,
+)
+from tornado.httputil import HTTPHeaders, HTTPInputError, RequestStartLine, parse_qs_bytes
 
 from app import cli
+from app.address import MAX_KEPT_QUERY, OMITTED, read_omitted
 from app.origins import embed_origin, websocket_origins
 from app.request_guard import RequestGuard, parse_host
 
@@ -251,3 +260,75 @@ def test_sdpa_sim_takes_embed_origins_and_passes_their_websocket_origins_on() ->
     assert cli.request_guard(options).frame_ancestors == ("https://courses.example.edu",)
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(["--allow-embed-from", "not an origin"])
+
+
+# What a request is, not what its headers claim -------------------------------------------
+
+
+def _check_with(target: str, headers: dict[str, str]) -> int:
+    lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    head = HTTPHeaders.parse(f"Host: 127.0.0.1:{PORT}\r\n{lines}")
+    refusal = SERVED.check(RequestStartLine("GET", target, "HTTP/1.1"), head, KEY, 1_000_000.0)
+    return refusal.status if refusal is not None else 0
+
+
+def test_upgrade_headers_do_not_turn_the_page_check_off() -> None:
+    cases = header_routing_cases(_token_at())
+    wrong = [
+        f"{target[:100]} {headers['X-Case']}: {status}, expected {expected}"
+        for target, headers, expected in cases
+        if (status := _check_with(target, headers)) != expected
+    ]
+    assert not wrong and len(cases) > 80, "\n".join(wrong)
+
+
+def test_a_page_with_websocket_headers_and_a_clean_query_passes() -> None:
+    headers = upgrade_header_sets(_token_at())["bokeh websocket"]
+    assert _check_with("/main?d_k=8", headers) == 0
+
+
+def test_control_bytes_in_a_path_are_refused() -> None:
+    cases = control_path_cases()
+    wrong = [
+        f"{target}: {status}, expected {expected}"
+        for target, expected in cases
+        if (status := _check(SERVED, target)) != expected
+    ]
+    assert not wrong and len(cases) > 200, "\n".join(wrong)
+    assert _check(SERVED, "/assets/a\x00b") == 400, "a raw NUL too"
+
+
+# Addresses too long for a session to keep -------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/main", "/", "/main/"])
+def test_a_page_too_long_to_keep_is_sent_on_without_what_does_not_fit(path: str) -> None:
+    for case in long_query_cases():
+        refusal = SERVED.check(
+            RequestStartLine("GET", f"{path}?{case.query}", "HTTP/1.1"),
+            HTTPHeaders({"Host": f"127.0.0.1:{PORT}"}),
+        )
+        assert refusal is not None and refusal.status == 303, case.query[:80]
+        location = dict(refusal.headers)["Location"]
+        target, _, query = location.partition("?")
+        assert target == path and len(location) <= MAX_KEPT_QUERY + 1000
+        pieces = query.split("&")
+        assert tuple(piece for piece in pieces if not piece.startswith(OMITTED)) == case.kept
+        marks = parse_qs_bytes(query).get(OMITTED, [])
+        names = [read.name for read in read_omitted([m.decode() for m in marks])]
+        assert tuple(names) == case.omitted, case.query[:80]
+        assert _check(SERVED, location) == 0, "the page it is sent to is served"
+
+
+def test_only_pages_are_sent_on() -> None:
+    long = "x=" + "a" * 30_000
+    for target in ("/static/js/bokeh.min.js", "/assets/course-page.html", "/favicon.ico"):
+        assert _check(SERVED, f"{target}?{long}") == 0
+    assert _check(SERVED, f"/main?{long}&bokeh-token=x") == 403, "refusals come first"
+
+
+def test_a_redirect_keeps_what_a_header_can_carry() -> None:
+    start = RequestStartLine("GET", "/main?y=\xff\x01&x=" + "a" * 5000, "HTTP/1.1")
+    refusal = SERVED.check(start, HTTPHeaders({"Host": "localhost"}))
+    assert refusal is not None
+    assert dict(refusal.headers)["Location"] == f"/main?y=%FF%01&{OMITTED}=5002.x"
