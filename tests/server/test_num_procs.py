@@ -311,8 +311,11 @@ def test_one_process_signs_and_guards(monkeypatch: pytest.MonkeyPatch) -> None:
 
     from app.guarded_http import GuardedHTTPServer
 
-    monkeypatch.delenv("BOKEH_SIGN_SESSIONS", raising=False)
-    monkeypatch.delenv("BOKEH_SECRET_KEY", raising=False)
+    # setenv first, so the undo removes what sign_sessions sets: the key and the signing
+    # would otherwise reach every server a later test starts from this process.
+    for name in ("BOKEH_SIGN_SESSIONS", "BOKEH_SECRET_KEY"):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     cli.sign_sessions()
     assert os.environ["BOKEH_SIGN_SESSIONS"] == "true"
     assert len(os.environ["BOKEH_SECRET_KEY"]) >= 32, "Bokeh's minimum"
