@@ -162,7 +162,11 @@ def start_front(
             except subprocess.TimeoutExpired:
                 continue
             # Another process may take the port between the probe and the bind: try again.
-            if "Address already in use" in front.log_text() and attempt + 1 < attempts:
+            # The front's own bind says "Address already in use"; with one worker,
+            # panel serve binds and says "port N is already in use".
+            log = front.log_text()
+            taken = "Address already in use" in log or "is already in use" in log
+            if taken and attempt + 1 < attempts:
                 break
             raise RuntimeError(f"sdpa-sim exited with {code}:\n{front.log_text()}")
         else:
