@@ -127,13 +127,20 @@ def authorize_request(user: Any, path: str) -> str | bool:
     return refusal_for(context.request if context is not None else None)
 
 
-def _install() -> None:
-    """Set the callback and its page in Panel's config (for the current session, if one
+def authorize_session(user: Any, path: str) -> str | bool:
+    """:func:`authorize_request` as this session's own callback: Panel skips a session's
+    callback that is the process's one, and the process's may be installed (by the first
+    page's session) before Panel asks this session's."""
+    return authorize_request(user, path)
+
+
+def _install(callback: Any = authorize_request) -> None:
+    """Set ``callback`` and its page in Panel's config (for the current session, if one
     is)."""
     import panel as pn
 
     pn.config.auth_template = refused_template()
-    pn.config.authorize_callback = authorize_request
+    pn.config.authorize_callback = callback
 
 
 def protect_plain_serve() -> None:
@@ -144,7 +151,7 @@ def protect_plain_serve() -> None:
     global _installed
     if guarded_process():
         return
-    _install()
+    _install(authorize_session)
     if _installed:
         return
     _installed = True

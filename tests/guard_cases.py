@@ -434,3 +434,22 @@ def oversized_messages() -> dict[str, list[Frame]]:
         "metadata": [patch, "{" + " " * LIMIT + "}"],
         "binary buffer": [buffered, "{}", href(10), '{"id": "1"}', b"\x00" * (LIMIT + 1)],
     }
+
+
+# Plain `panel serve app/main.py` ----------------------------------------------------------
+
+PLAIN_PAGE_PATHS = ("/main", "/main/")
+"""The paths plain ``panel serve app/main.py`` builds a page for (``/`` redirects there)."""
+
+
+def plain_serve_cases() -> list[tuple[str, int]]:
+    """The reserved-parameter targets of :func:`reserved_cases` as plain ``panel serve``
+    answers them once it has served a page: a page path is refused by the app's authorize
+    callback (Panel's 403), ``/`` is Bokeh's redirect to the page (302, without the query),
+    and a file is served as it is (0: any status but a 5xx; its parameters are never read)."""
+    cases = []
+    for target, _ in reserved_cases():
+        path = target.partition("?")[0]
+        status = 403 if path in PLAIN_PAGE_PATHS else 302 if path == "/" else 0
+        cases.append((target, status))
+    return cases
