@@ -33,7 +33,6 @@ import os
 import sys
 import tempfile
 from typing import Any
-from urllib.parse import unquote
 
 from tornado.httpserver import HTTPServer
 from tornado.ioloop import IOLoop
@@ -102,7 +101,7 @@ def refusal_for(request: Any) -> str | bool:
     if any(name.lower() == SESSION_HEADER.lower() for name in headers):
         return False
     path, _, query = _target(request).partition("?")
-    if _PAGE_GUARD.check_parameters(unquote(path), query) is not None:
+    if _PAGE_GUARD.check_parameters(path, query) is not None:
         return False
     if is_app_path(path, _PAGE_GUARD.app_paths):
         fitted = fitted_page(path, query)
