@@ -32,6 +32,14 @@ MAIN = APP_DIR / "main.py"
 STATIC_DIR = APP_DIR.parent / "static"
 STATIC_PREFIX = "assets"
 """URL prefix of the project's static/ folder (Panel reserves /static)."""
+WEBSOCKET_MAX_MESSAGE_BYTES = 1024 * 1024
+"""The largest websocket message a page's client may send (Bokeh's default is 20 MiB).
+
+The largest a page sends legitimately is a change of its address: ``href``, ``search`` and
+``hash`` of at most 64 KiB characters each (:mod:`app.location`), a few hundred KiB as
+UTF-8 JSON at worst; widget values are numbers and short text. Tornado closes a
+connection whose message is longer (code 1009) before it has read more than this, so a
+hostile client's 19 MB ``href`` is never buffered whole nor kept."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -108,9 +116,10 @@ def check_port(options: argparse.Namespace) -> None:
 
 
 def app_arguments() -> list[str]:
-    """The ``panel serve`` options that say what is served besides the app: its index, the
-    project's static files."""
+    """The ``panel serve`` options that say what is served besides the app (its index, the
+    project's static files) and how large a client's websocket message may be."""
     arguments = ["--index", "main"]
+    arguments += ["--websocket-max-message-size", str(WEBSOCKET_MAX_MESSAGE_BYTES)]
     if STATIC_DIR.is_dir():
         arguments += ["--static-dirs", f"{STATIC_PREFIX}={STATIC_DIR}"]
     return arguments

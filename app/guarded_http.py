@@ -11,6 +11,16 @@ application:
 - the request's :class:`~tornado.httputil.HTTPConnection`: every response but a websocket's
   101 gets the guard's ``Content-Security-Policy``, and the end of a page's response
   (Bokeh has built its session and written the HTML) is reported to ``on_page_done``.
+
+What Tornado refuses itself, before any delegate exists, it answers on the connection's
+stream: a head it cannot parse (a bad request line, a folded header line, a query of over
+1,000 parameters) gets the bare ``HTTP/1.1 400 Bad Request`` and no body.
+:class:`GuardedIOStream`, the stream each connection is served on, writes the guard's
+plain 400 in its place. A head
+longer than Tornado reads (its ``max_header_size``) closes the connection inside the
+stream, with nothing to answer it with: the server reads up to :data:`READ_HEAD_BYTES`, and
+the guard answers a head over :data:`~app.routing.MAX_HEAD_BYTES` with a plain 431, so only
+heads over :data:`READ_HEAD_BYTES` still get no answer.
 """
 
 from __future__ import annotations
@@ -22,8 +32,70 @@ from typing import Any
 
 from tornado import httputil
 from tornado.httpserver import HTTPServer
+from tornado.iostream import IOStream
 
 from app.request_guard import Refusal, RequestGuard, is_page_request
+from app.routing import MAX_HEAD_BYTES
+
+READ_HEAD_BYTES = 256 * 1024
+"""How much of a request's head Tornado reads (``max_header_size``; its default is 64 KiB,
+past which it closes the connection without an answer). Heads over
+:data:`~app.routing.MAX_HEAD_BYTES` are refused with a 431 once read; reading up to four
+times that costs at most 256 KiB per connection while it is read."""
+
+TORNADO_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\n\r\n"
+"""What Tornado writes for a head it cannot parse (``HTTP1Connection`` on an
+``HTTPInputError``): nothing else a server writes is these bytes alone."""
+
+HEAD_TOO_LARGE = Refusal(
+    431,
+    "Request Header Fields Too Large",
+    "The request's head is longer than 64 KiB: no page or file of this server needs one.",
+)
+UNREADABLE_HEAD = Refusal(
+    400,
+    "Bad Request",
+    "The request could not be read as HTTP: its request line, a header line or its query "
+    "(over 1,000 parameters) is malformed.",
+)
+
+
+def refusal_bytes(refusal: Refusal, extra: dict[str, str] | None = None) -> bytes:
+    """A whole HTTP/1.1 response for ``refusal`` that closes the connection: status, plain
+    text, its length and the ``extra`` headers (the guard's)."""
+    body = (refusal.text + "\n").encode("utf-8")
+    lines = [
+        f"HTTP/1.1 {refusal.status} {refusal.reason}",
+        "Content-Type: text/plain; charset=utf-8",
+        f"Content-Length: {len(body)}",
+        "Connection: close",
+        *(f"{name}: {value}" for name, value in (extra or {}).items()),
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+def head_bytes(start_line: httputil.RequestStartLine, headers: httputil.HTTPHeaders) -> int:
+    """About how long the request's head was on the wire (each header line as Tornado
+    kept it, with its separator and line end)."""
+    size = len(start_line.method) + len(start_line.path) + len(start_line.version) + 4
+    return size + sum(len(name) + len(value) + 4 for name, value in headers.get_all()) + 2
+
+
+class GuardedIOStream(IOStream):
+    """A connection's stream that answers Tornado's own refusal of an unreadable head with
+    the guard's plain 400 (:data:`UNREADABLE_HEAD`) and its headers, not an empty 400."""
+
+    def __init__(self, *args: Any, answer_headers: dict[str, str] | None = None, **kwargs: Any):
+        """IOStream's arguments, plus the headers a refusal written here carries."""
+        super().__init__(*args, **kwargs)
+        self.bad_request = refusal_bytes(UNREADABLE_HEAD, answer_headers)
+
+    def write(self, data: bytes | memoryview) -> Any:
+        """Write ``data``; Tornado's bare 400 is replaced by the guard's."""
+        if len(data) == len(TORNADO_BAD_REQUEST) and bytes(data) == TORNADO_BAD_REQUEST:
+            data = self.bad_request
+        return super().write(data)
+
 
 PageDone = Callable[[float], None]
 """Called once a connection's first request, a page, has its response finished (or the
@@ -49,6 +121,8 @@ class GuardedHTTPServer(HTTPServer):
         """HTTPServer's initialize, plus the guard, the key this process signs session ids
         with (websockets' tokens are checked against it), the page hook and the app's
         paths."""
+        # A head up to READ_HEAD_BYTES is read, so that one over MAX_HEAD_BYTES is answered.
+        kwargs["max_header_size"] = max(kwargs.get("max_header_size") or 0, READ_HEAD_BYTES)
         super().initialize(*args, **kwargs)
         self.guard = guard
         self.session_key = session_key
@@ -56,6 +130,27 @@ class GuardedHTTPServer(HTTPServer):
         self.app_paths = tuple(app_paths)
         self._had_requests: weakref.WeakSet[object] = weakref.WeakSet()
         """Connections that have had a request: the next one is not their first."""
+
+    def answer_headers(self) -> dict[str, str]:
+        """The headers of every response but a websocket's (the guard's)."""
+        return self.guard.response_headers() if self.guard is not None else {}
+
+    def guarded_stream(self, stream: IOStream) -> IOStream:
+        """A :class:`GuardedIOStream` on ``stream``'s socket, or ``stream`` itself if it is
+        one already or is not a plain IOStream (TLS: ``sdpa-sim`` serves plain HTTP). Only a
+        stream nothing has read from yet may be replaced (as ``handle_stream`` gets it)."""
+        if type(stream) is not IOStream:
+            return stream
+        return GuardedIOStream(
+            stream.socket,
+            max_buffer_size=self.max_buffer_size,
+            read_chunk_size=self.read_chunk_size,
+            answer_headers=self.answer_headers(),
+        )
+
+    def handle_stream(self, stream: IOStream, address: tuple) -> None:
+        """Serve the connection on a :class:`GuardedIOStream`."""
+        super().handle_stream(self.guarded_stream(stream), address)
 
     def start_request(
         self, server_conn: object, request_conn: httputil.HTTPConnection
@@ -147,7 +242,9 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
         self._connection.started = time.monotonic()
         guard = self._server.guard
         refusal = None
-        if guard is not None:
+        if head_bytes(start_line, headers) > MAX_HEAD_BYTES:
+            refusal = HEAD_TOO_LARGE
+        elif guard is not None:
             refusal = guard.check(start_line, headers, self._server.session_key)
         if refusal is not None:
             self._inner = None

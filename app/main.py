@@ -3,8 +3,10 @@
 import panel as pn
 
 from app.compat import quiet_refused_patches
-from app.location import session_location
+from app.location import served, session_location
+from app.message_log import quiet_client_messages
 from app.panel_tuning import tune_process
+from app.plain_serve import REFUSED_TEXT, protect_plain_serve, reserved_in_request
 from app.serving import serve_panel_css_locally
 from app.session import build_app
 from app.views.connection import add_connection_notice
@@ -13,8 +15,11 @@ from app.views.connection import add_connection_notice
 # editors, ...), which it never uses.
 pn.extension()
 tune_process()
-# A change a client sends that Bokeh refuses is logged in one line, not with a traceback.
+# A change a client sends that Bokeh refuses, and a websocket message it cannot read, are
+# logged in one short line, not with a traceback (sdpa-sim installs this first; plain
+# `panel serve` gets it here).
 quiet_refused_patches()
+quiet_client_messages()
 # Behind a proxy the session may come from a websocket that reached another process than
 # the page (deploy/README.md): its Panel stylesheets must still come from this server.
 serve_panel_css_locally(pn.state.curdoc)
@@ -22,7 +27,14 @@ serve_panel_css_locally(pn.state.curdoc)
 # Hand Panel our own Location: its default one fails on a `?` inside the query, an IPv6
 # Host, or a 4300+-digit query value.
 location = session_location()
-build_app(pn.state.session_args, location=location).servable(location=location or True)
+if served():
+    # Plain `panel serve` has no guard before Bokeh: what Panel lets the app check, it checks.
+    protect_plain_serve()
+if served() and reserved_in_request(pn.state.curdoc.session_context.request):
+    # A link carrying Bokeh's own parameters gets no page (see app/plain_serve.py).
+    pn.pane.Str(REFUSED_TEXT).servable()
+else:
+    build_app(pn.state.session_args, location=location).servable(location=location or True)
 # In any layout: a notice with a Reload button once the server stops answering.
 if pn.state.curdoc is not None:
     add_connection_notice(pn.state.curdoc)

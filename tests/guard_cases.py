@@ -341,3 +341,115 @@ def long_query_cases() -> list[LongQuery]:
         )
     )
     return cases
+
+
+# Heads Tornado refuses before any handler sees them ---------------------------------------
+
+HEAD_PATHS = ["/main", "/favicon.ico", "/main/ws", "/assets/course-page.html"]
+
+
+def unreadable_heads(host: str) -> dict[str, bytes]:
+    """Whole request heads Tornado cannot read, by family and path: request lines that are
+    not ``METHOD target HTTP/1.x``, a folded header line (the Host's or another's), a
+    header line without a colon, a query of over 1,000 parameters. Each gets the guard's
+    plain 400 with its headers (Tornado's own 400 has neither body nor headers)."""
+    heads: dict[str, bytes] = {}
+    end = b"Connection: close\r\n\r\n"
+    hosted = f"Host: {host}\r\n".encode()
+    for path in (item.encode() for item in HEAD_PATHS):
+        lines = {
+            "no version": b"GET " + path + b"\r\n",
+            "two spaces": b"GET  " + path + b" HTTP/1.1\r\n",
+            "four parts": b"GET " + path + b" x HTTP/1.1\r\n",
+            "another protocol": b"GET " + path + b" FTP/1.1\r\n",
+            "HTTP/9.9": b"GET " + path + b" HTTP/9.9\r\n",
+        }
+        for label, line in lines.items():
+            heads[f"{path.decode()} request line {label}"] = line + hosted + end
+        good = b"GET " + path + b" HTTP/1.1\r\n"
+        heads[f"{path.decode()} folded Host"] = (
+            good + f"Host: {host[:-1]}\r\n {host[-1]}\r\n".encode() + end
+        )
+        heads[f"{path.decode()} folded header"] = good + hosted + b"X-A: 1\r\n 2\r\n" + end
+        heads[f"{path.decode()} no colon"] = good + hosted + b"X-A 1\r\n" + end
+        many = b"&".join(b"p%d=1" % index for index in range(1001))
+        heads[f"{path.decode()} 1,001 parameters"] = (
+            b"GET " + path + b"?" + many + b" HTTP/1.1\r\n" + hosted + end
+        )
+    heads["garbage"] = b"GARBAGE\r\n\r\n"
+    heads["binary"] = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n"
+    return heads
+
+
+def oversized_heads(host: str) -> dict[str, tuple[bytes, int]]:
+    """Request heads longer than 64 KiB, by family (a long header value, many headers, a
+    long cookie, a long target) and size, with the status they get: the guard's plain 431
+    up to 256 KiB (what the server reads of a head), none beyond (0: Tornado closes the
+    connection while reading, before anything can answer; never a 5xx)."""
+    from app.guarded_http import READ_HEAD_BYTES
+
+    heads: dict[str, tuple[bytes, int]] = {}
+    hosted = f"Host: {host}\r\n".encode()
+    for size in (70_000, 200_000, READ_HEAD_BYTES + 50_000):
+        expected = 431 if size < READ_HEAD_BYTES else 0
+        for path in ("/main", "/favicon.ico"):
+            good = b"GET " + path.encode() + b" HTTP/1.1\r\n" + hosted
+            variants = {
+                "header": b"X-Long: " + b"a" * size + b"\r\n",
+                "headers": b"".join(b"X-%d: %s\r\n" % (i, b"b" * 90) for i in range(size // 100)),
+                "cookie": b"Cookie: c=" + b"c" * size + b"\r\n",
+            }
+            for label, extra in variants.items():
+                heads[f"{path} {label} {size}"] = (
+                    good + extra + b"Connection: close\r\n\r\n",
+                    expected,
+                )
+            target = path.encode() + b"?x=" + b"x" * size
+            raw = b"GET " + target + b" HTTP/1.1\r\n" + hosted + b"Connection: close\r\n\r\n"
+            heads[f"{path} target {size}"] = (raw, expected)
+    return heads
+
+
+# Websocket messages too large for any page to send -----------------------------------------
+
+
+def oversized_messages() -> dict[str, list[Frame]]:
+    """Messages over the websocket's size limit (``app.cli.WEBSOCKET_MAX_MESSAGE_BYTES``),
+    by family: a PATCH-DOC whose content sets the page's ``Location.href`` (just over the
+    limit, and 19 MB as the issue's client sent), a text frame, a binary frame where a
+    buffer belongs, and metadata. Tornado closes the connection before reading one whole."""
+    from app.cli import WEBSOCKET_MAX_MESSAGE_BYTES as LIMIT
+
+    patch = _json({**GOOD_HEADER, "msgtype": "PATCH-DOC"})
+    buffered = _json({**GOOD_HEADER, "msgtype": "PATCH-DOC", "num_buffers": 1})
+
+    def href(size: int) -> str:
+        change = {"kind": "ModelChanged", "model": {"id": "p1"}, "attr": "href"}
+        return _json({"events": [{**change, "new": "http://localhost/main?x=" + "a" * size}]})
+
+    return {
+        "href just over": [patch, "{}", href(LIMIT)],
+        "href of 19 MB": [patch, "{}", href(19_000_000)],
+        "text header": ["x" * (LIMIT + 1)],
+        "metadata": [patch, "{" + " " * LIMIT + "}"],
+        "binary buffer": [buffered, "{}", href(10), '{"id": "1"}', b"\x00" * (LIMIT + 1)],
+    }
+
+
+# Plain `panel serve app/main.py` ----------------------------------------------------------
+
+PLAIN_PAGE_PATHS = ("/main", "/main/")
+"""The paths plain ``panel serve app/main.py`` builds a page for (``/`` redirects there)."""
+
+
+def plain_serve_cases() -> list[tuple[str, int]]:
+    """The reserved-parameter targets of :func:`reserved_cases` as plain ``panel serve``
+    answers them once it has served a page: a page path is refused by the app's authorize
+    callback (Panel's 403), ``/`` is Bokeh's redirect to the page (302, without the query),
+    and a file is served as it is (0: any status but a 5xx; its parameters are never read)."""
+    cases = []
+    for target, _ in reserved_cases():
+        path = target.partition("?")[0]
+        status = 403 if path in PLAIN_PAGE_PATHS else 302 if path == "/" else 0
+        cases.append((target, status))
+    return cases

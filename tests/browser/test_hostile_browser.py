@@ -12,12 +12,14 @@ byte for byte.
 from __future__ import annotations
 
 import random
+import re
 import string
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
+from guard_cases import HEADER_ROUTED_TARGETS
 from hostile_queries import BROWSER_LINKS, ROW_LINKS
 from playwright.sync_api import expect
 from procs_support import FrontServer, running_front, tracebacks
@@ -154,5 +156,35 @@ def test_a_link_too_long_to_keep_opens_the_page_with_a_notice(
         names = [piece.partition("=")[0] for piece in search[1:].split("&")]
         assert "d_k=8" in search.split("&") and "x" not in names, search[:200]
         assert problems == [], problems
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("serving", ["sdpa-sim", "panel serve"])
+@pytest.mark.parametrize("target", HEADER_ROUTED_TARGETS, ids=range(len(HEADER_ROUTED_TARGETS)))
+def test_a_link_with_bokehs_parameters_loads_nothing_and_says_why(
+    request: pytest.FixtureRequest, chromium: Any, serving: str, target: str
+) -> None:
+    """Chromium opens a link carrying ``bokeh-*`` parameters: ``sdpa-sim``'s guard and plain
+    ``panel serve``'s authorize callback (app/plain_serve.py) answer with a plain 4xx that
+    says why, and no script runs (but plain ``/``, which Bokeh redirects to the page without
+    its query); nothing is requested from another host."""
+    server = request.getfixturevalue("guarded_server" if serving == "sdpa-sim" else "app_server")
+    page = chromium.new_page()
+    hosts: list[str] = []
+    # Requests that reach a host (a page's data: and blob: addresses have none).
+    page.on("request", lambda sent: hosts.append(urlsplit(sent.url).hostname or "local"))
+    try:
+        response = page.goto(server.base_url + target.replace("KNOWN", "abc"))
+        assert response is not None
+        if serving == "panel serve" and target.startswith("/?"):
+            assert urlsplit(response.url).query == "" and response.status == 200
+        else:
+            assert 400 <= response.status < 500, response.status
+            expect(page.locator("body")).to_contain_text(
+                re.compile("load the page (again )?without")
+            )
+            assert page.evaluate("typeof window.Bokeh") == "undefined"
+        assert set(hosts) <= {"127.0.0.1", "local"}, hosts
     finally:
         page.close()

@@ -106,3 +106,42 @@ def _received(sock: socket.socket) -> bool:
         return sock.recv(64) == worker.PAGE_DONE
     except BlockingIOError:
         return False
+
+
+def _raw(port: int, data: bytes) -> bytes:
+    """Send ``data`` on a connection of its own; all the server sends until it closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(data)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_heads_tornado_refuses_get_the_guards_answer() -> None:
+    """An unreadable head: the guard's plain 400 for Tornado's bare one; a head over 64 KiB
+    that the server still reads: a plain 431. Both carry frame-ancestors."""
+
+    async def scenario() -> list[bytes]:
+        server, port = await _served([])
+        host = f"Host: 127.0.0.1:{port}\r\nConnection: close\r\n".encode()
+        loop = asyncio.get_running_loop()
+        heads = [
+            b"GET /main\r\n" + host + b"\r\n",
+            b"GET /main HTTP/1.1\r\n" + host + b"X-Long: " + b"a" * 100_000 + b"\r\n\r\n",
+            b"GET /static/x HTTP/1.1\r\n" + host + b"\r\n",
+        ]
+        try:
+            return [await loop.run_in_executor(None, _raw, port, head) for head in heads]
+        finally:
+            server.stop()
+
+    unreadable, too_long, fine = run_async(scenario(), 60)
+    assert (
+        unreadable.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+        and b"could not be read" in unreadable
+    )
+    assert too_long.startswith(b"HTTP/1.1 431 ") and b"longer than 64 KiB" in too_long
+    for answer in (unreadable, too_long):
+        assert b"Content-Type: text/plain" in answer and b"frame-ancestors" in answer
+    assert fine.startswith(b"HTTP/1.1 200 ") and fine.endswith(b"page")

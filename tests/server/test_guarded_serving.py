@@ -23,12 +23,16 @@ from guard_cases import (
     long_query_cases,
     malformed_messages,
     odd_queries,
+    oversized_heads,
+    oversized_messages,
     reserved_cases,
+    unreadable_heads,
     upgrade_header_sets,
 )
 from procs_support import (
     TOKEN,
     FrontServer,
+    http_status,
     open_session,
     page_token,
     raw_get,
@@ -258,6 +262,94 @@ def test_malformed_websocket_messages_cost_a_short_line_at_most(served: FrontSer
     assert 0 < len(lines) <= 2 * 20, len(lines)
     assert all(len(line) < 200 for line in lines), max(lines, key=len)
     assert "ERROR" not in text and "[[[[" not in text
+
+
+def _answer(port: int, raw: bytes) -> bytes:
+    """Send ``raw`` on a connection of its own; everything the server sends before it
+    closes (b"" if it closes or resets the connection without an answer)."""
+    import socket
+
+    data = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
+        try:
+            connection.sendall(raw)
+            while chunk := connection.recv(65536):
+                data += chunk
+        except ConnectionResetError:
+            pass  # a head too long to read: Tornado closes with the rest unread
+    return data
+
+
+def _plain_refusal(answer: bytes, status: int) -> str | None:
+    """What is wrong with ``answer`` as the guard's plain ``status`` refusal, or None."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {
+        name.lower(): value.strip() for name, _, value in (x.partition(":") for x in lines[1:])
+    }
+    if not lines[0].startswith(f"HTTP/1.1 {status} "):
+        return lines[0] or "no answer"
+    if not headers.get("content-type", "").startswith("text/plain") or len(body) < 20:
+        return f"not plain text: {headers.get('content-type')!r}, {len(body)} bytes"
+    if "frame-ancestors" not in headers.get("content-security-policy", ""):
+        return "no frame-ancestors"
+    return None
+
+
+def _check_heads(served: FrontServer, cases: dict[str, tuple[bytes, int]]) -> None:
+    """Send each head on a connection of its own: a status means the guard's plain refusal
+    with that status, 0 no answer but never a 5xx. The server serves the page after, and
+    its log has no traceback nor ERROR line."""
+    mark = served.log_size()
+    wrong = []
+    for label, (raw, status) in cases.items():
+        answer = _answer(served.port, raw)
+        problem = _plain_refusal(answer, status) if status else None
+        if status == 0 and answer[:12].startswith(b"HTTP/1.1 5"):
+            problem = answer[:40].decode("latin-1")
+        if problem:
+            wrong.append(f"{label}: {problem}")
+    assert not wrong, "\n".join(wrong)
+    assert http_status(served.url) == 200, "the server still serves the page"
+    text = served.log_text(mark)
+    assert not tracebacks(text) and "ERROR" not in text, text[-2000:]
+
+
+def test_heads_tornado_cannot_read_get_the_guards_plain_400(served: FrontServer) -> None:
+    """A bad request line, a folded header, over 1,000 query parameters: Tornado refuses
+    them before any handler, and the guard's stream writes its plain 400 for its empty one."""
+    heads = unreadable_heads(f"127.0.0.1:{served.port}")
+    _check_heads(served, {label: (raw, 400) for label, raw in heads.items()})
+
+
+def test_heads_over_64_kib_get_a_plain_431_while_they_can_be_read(served: FrontServer) -> None:
+    """Up to what the server reads of a head, a plain 431; past it Tornado closes the
+    connection while reading (no answer can be written then), never with a 5xx."""
+    _check_heads(served, oversized_heads(f"127.0.0.1:{served.port}"))
+
+
+def test_websocket_messages_over_the_limit_close_only_their_connection(
+    served: FrontServer,
+) -> None:
+    """A 19 MB ``Location.href`` (and every other family over the limit) is not read whole:
+    Tornado closes that connection; the server keeps serving, and logs no error."""
+    mark = served.log_size()
+    token = page_token(served.url)
+
+    async def scenario() -> list[list[str | bytes]]:
+        return [
+            await send_frames(served.base_url, token, frames, wait=0.5)
+            for frames in oversized_messages().values()
+        ]
+
+    answers = run_async(scenario(), 600)
+    # At most the ACK the server sends on opening (three frames), then the close: no reply
+    # (OK or ERROR) to the message.
+    assert all(len(received) <= 3 for received in answers), [len(a) for a in answers]
+    session = open_session(served.base_url, "?d_k=16")
+    assert session["status"] == 101 and "PULL-DOC-REPLY" in session["messages"]
+    text = served.log_text(mark)
+    assert not tracebacks(text) and "ERROR" not in text, text[-2000:]
 
 
 def test_the_log_has_no_traceback(served: FrontServer) -> None:

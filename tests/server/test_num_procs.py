@@ -287,7 +287,7 @@ def test_without_num_procs_sdpa_sim_runs_panel_serve_in_process_as_before(
     for argv in ([], ["--num-procs", "1"]):
         cli.main([*argv, "--port", "5299", "--address", "127.0.0.1"])
     assert guards == [RequestGuard.for_server("127.0.0.1")] * 2
-    # The command line sdpa-sim ran before --num-procs existed.
+    # The command line sdpa-sim ran before --num-procs existed, with the websocket's size limit.
     expected = [
         "panel",
         "serve",
@@ -298,6 +298,8 @@ def test_without_num_procs_sdpa_sim_runs_panel_serve_in_process_as_before(
         "127.0.0.1",
         "--index",
         "main",
+        "--websocket-max-message-size",
+        str(cli.WEBSOCKET_MAX_MESSAGE_BYTES),
         "--static-dirs",
         f"assets={cli.STATIC_DIR}",
     ]
@@ -354,6 +356,7 @@ def test_a_worker_serves_the_app_as_one_process_does_on_a_unix_socket() -> None:
     arguments = cli.worker_arguments(options, 1, Path("/tmp/x/worker-1.sock"))
     assert arguments[:2] == ["serve", str(cli.MAIN)]
     assert _values(arguments, "--index") == ["main"]
+    assert _values(arguments, "--websocket-max-message-size") == ["1048576"]
     assert _values(arguments, "--unix-socket") == ["/tmp/x/worker-1.sock"]
     assert f"assets={cli.STATIC_DIR}" in arguments
     # The public address's websocket origins: Bokeh's default for a port, made explicit.
