@@ -29,9 +29,8 @@ message size limit (``panel serve`` keeps Bokeh's 20 MiB unless given
 from __future__ import annotations
 
 import contextvars
-import os
 import sys
-import tempfile
+from pathlib import Path
 from typing import Any
 
 from tornado.httpserver import HTTPServer
@@ -45,13 +44,10 @@ REFUSED_TEXT = (
     "Bokeh-Session-Id header: load the page without them."
 )
 """What a refused page says (the words of ``sdpa-sim``'s 400)."""
-REFUSED_PAGE = (
-    '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-    "<title>sdpa-sim: address refused</title></head>\n"
-    f"<body><p>{REFUSED_TEXT}</p></body></html>\n"
-)
-"""The page Panel writes for a refused request (its template, with no placeholder): plain
-words, nothing loaded from elsewhere (Panel's own loads web fonts)."""
+REFUSED_PAGE = Path(__file__).with_name("refused_page.html")
+"""The page Panel writes for a refused request (its template, which Panel reads from a
+file; it has no placeholder): plain words, nothing loaded from elsewhere (Panel's own
+page loads web fonts). Its words are :data:`REFUSED_TEXT`; a test keeps them the same."""
 
 NEEDS_SDPA_SIM = (
     "sdpa-sim: plain `panel serve app/main.py` refuses bokeh-* parameters and redirects "
@@ -66,18 +62,6 @@ _PAGE_GUARD = RequestGuard()
 ``panel serve``'s options, which the app cannot read."""
 
 _installed = False
-_template: str | None = None
-
-
-def refused_template() -> str:
-    """The path of a file holding :data:`REFUSED_PAGE` (Panel reads its template from a
-    file), written once per process."""
-    global _template
-    if _template is None:
-        descriptor, _template = tempfile.mkstemp(prefix="sdpa-sim-refused-", suffix=".html")
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(REFUSED_PAGE)
-    return _template
 
 
 def guarded_process() -> bool:
@@ -138,7 +122,7 @@ def _install(callback: Any = authorize_request) -> None:
     is)."""
     import panel as pn
 
-    pn.config.auth_template = refused_template()
+    pn.config.auth_template = str(REFUSED_PAGE)
     pn.config.authorize_callback = callback
 
 

@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from guard_cases import long_query_cases, reserved_cases
 
 from app.address import OMITTED
-from app.plain_serve import guarded_process, refusal_for, reserved_in_request
+from app.plain_serve import (
+    REFUSED_PAGE,
+    REFUSED_TEXT,
+    guarded_process,
+    refusal_for,
+    reserved_in_request,
+)
 
 
 @dataclass
@@ -44,3 +50,9 @@ def test_an_address_too_long_to_keep_is_redirected_without_it() -> None:
 def test_this_test_process_is_not_guarded() -> None:
     # Only sdpa-sim configures Tornado's HTTPServer as the guarded one.
     assert guarded_process() is False
+
+
+def test_the_refused_page_says_the_refusal_and_loads_nothing() -> None:
+    page = REFUSED_PAGE.read_text(encoding="utf-8")
+    assert REFUSED_TEXT in page
+    assert "<script" not in page and "http" not in page and "<link" not in page
