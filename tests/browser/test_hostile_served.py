@@ -98,6 +98,10 @@ async def open_link(base: str, case: HostileQuery) -> dict[str, Any]:
             await session.open()
         except HTTPClientError as error:
             return {"status": error.code}
+        except ConnectionResetError:
+            # Tornado closes a head it will not read while the client may still be sending
+            # it: the client then sees a reset instead of the closed connection (599).
+            return {"status": 599}
         await session.send_document_ready()
         query = served_query(case.query)
         state = expected_state(query)
