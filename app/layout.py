@@ -11,7 +11,7 @@ import panel_material_ui as pmui
 from app.compat import detach_from_global_busy
 from app.controls import build_controls, widget_names
 from app.controls_spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS, INTRO, TITLE
-from app.flow import grid, side_by_side, sidebar_layout
+from app.flow import grid, sidebar_layout
 from app.presets import PRESETS, Preset
 from app.share import build_share_controls
 from app.ticks import once_page_loaded
@@ -85,8 +85,7 @@ class PageLayout:
         )
         self.content = pn.Column(
             self.scene,
-            _plots(session),
-            session.readouts.pane,
+            session.figures,
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width", margin=(0, 10)),
             self.lesson_gate,
             sizing_mode="stretch_width",
@@ -170,22 +169,6 @@ class PageLayout:
         )
         items.append(build_share_controls(session.state.query, session.location))
         return grid(items, min_width=170, gap=4)
-
-
-def _plots(session: Session) -> pn.viewable.Viewable:
-    # The figures scale with their column, so the heatmap and the raw histogram fit one
-    # screen from a phone to a wide window.
-    session.heatmap.figure.update(sizing_mode="scale_width", aspect_ratio=HEATMAP_ASPECT)
-    histograms = (session.histograms.raw.figure, session.histograms.scaled.figure)
-    for figure in histograms:
-        figure.height = HISTOGRAM_HEIGHT
-    heatmap = pn.pane.Bokeh(session.heatmap.figure, sizing_mode="stretch_width")
-    column = pn.Column(
-        *(pn.pane.Bokeh(figure, sizing_mode="stretch_width") for figure in histograms),
-        sizing_mode="stretch_width",
-    )
-    # Side by side when the main column is ~750 px wide, stacked below that.
-    return side_by_side([heatmap, column], basis=[430, 300], grow=[7, 5])
 
 
 def page_layout(session: Session) -> PageLayout:

@@ -7,7 +7,6 @@ from functools import partial
 
 import panel as pn
 from bokeh.core.property.validation import validate
-from bokeh.events import Tap
 from panel.io.location import Location
 
 from app.compat import session_writes_pending, skip_unchanged_stylesheets
@@ -20,9 +19,7 @@ from app.presets import PRESETS
 from app.query import compose_search, parse_embed, parse_shown_controls
 from app.state import SimulationState
 from app.ticks import Later, Paced, next_tick, once_page_loaded, run_now
-from app.views.heatmap import HeatmapView
-from app.views.histogram import DotProductHistograms
-from app.views.readouts import ReadoutsView
+from app.views.drawn_figures import DrawnFigures
 
 QueryArgs = Mapping[str, Sequence[bytes | str] | bytes | str]
 
@@ -31,12 +28,13 @@ class Session:
     """One session: the state, its model, the views that draw it and the page around them.
 
     A change flows one way: widget → state (app/controls.py) → :meth:`update_plots` (the
-    model recomputes the parts that depend on the changed controls, then each first-screen
-    view updates its Bokeh sources) → :meth:`update_lesson_and_url` (the lesson's views,
-    then the URL), each batched with ``pn.io.hold()`` into one message. In a served session
-    ``pace`` runs the first on the session's next tick, no sooner after the previous one
-    ended than it took, and ``defer`` the second on the tick after: changes that arrive in
-    between fold into one update. Elsewhere both run at once.
+    model recomputes the parts that depend on the changed controls, then the first screen's
+    figures receive the numbers of those parts, which the browser draws) →
+    :meth:`update_lesson_and_url` (the lesson's views, then the URL), each batched with
+    ``pn.io.hold()`` into one message. In a served session ``pace`` runs the first on the
+    session's next tick, no sooner after the previous one ended than it took, and ``defer``
+    the second on the tick after: changes that arrive in between fold into one update.
+    Elsewhere both run at once.
     """
 
     def __init__(
@@ -65,10 +63,9 @@ class Session:
             self.state.apply_query(query)
         self.embed = parse_embed(query or {}) if embed is None else embed
         self.model = SimulationModel(self.state)
-        self.heatmap = HeatmapView(self.model)
-        self.histograms = DotProductHistograms(self.model)
-        self.readouts = ReadoutsView(self.model)
-        self.first_screen = (self.heatmap, self.histograms, self.readouts)
+        self.figures = DrawnFigures(self.model, sizing_mode="stretch_width")
+        """The heatmap, histograms and readouts, drawn in the browser from the model's numbers."""
+        self.figures.on_pick_row = self.pick_row
         self.lesson: LessonSections | None = None
         self.shown_controls, control_notices = parse_shown_controls(query or {}, SHOWABLE_CONTROLS)
         """The only controls the page shows (``?controls=``), or None for the usual ones."""
@@ -76,7 +73,6 @@ class Session:
         """What the link asked for that was fixed or ignored, in plain text."""
         self.layout = page_layout(self)
         self.page = self.layout.page
-        self.heatmap.figure.on_event(Tap, self._pick_row)
         self.state.param.watch(self._on_controls, list(CONTROL_NAMES))
         self.state.param.watch(self._on_preset, "preset")
         self.layout.lesson_gate.param.watch(self._on_gate, "opened")
@@ -129,8 +125,7 @@ class Session:
         # computed here; a model test makes every kind of move with it on.
         with pn.io.hold(), validate(False):
             parts = self.model.refresh(changed)
-            for view in self.first_screen:
-                view.update(self.model, parts)
+            self.figures.update(self.model, parts)
         # The plots under the student's hand go out alone, so the browser paints them
         # before it redraws the lesson's figures below.
         self._lesson_parts |= parts
@@ -154,12 +149,11 @@ class Session:
             if self.location is not None:
                 self.location.search = compose_search(self.location.search, self.state.query())
 
-    def _pick_row(self, event: Tap) -> None:
-        """A click on the heatmap picks that query row for the row comparison."""
-        # The event's coordinates come from the page, as any client sent them.
-        y = event.y
-        if isinstance(y, int | float) and not isinstance(y, bool) and 0 <= y < self.state.n:
-            self.state.set_controls(row=int(y))
+    def pick_row(self, row: int) -> None:
+        """A click on the heatmap picks query ``row`` for the row comparison (a row outside
+        the matrix, as a client may send, picks nothing)."""
+        if 0 <= row < self.state.n:
+            self.state.set_controls(row=row)
 
 
 def build_app(

@@ -23,6 +23,7 @@
   const Q = root.SdpaQuery;
   const L = root.SdpaLesson;
   const A = root.SdpaAssumptions;
+  const F = root.SdpaFigures;
 
   const CONFIG = JSON.parse(document.getElementById("sdpa-export-config").textContent);
   const DATA = CONFIG.data;
@@ -150,10 +151,6 @@
     ["assumptions", "renderAssumptions"],
   ];
 
-  function ndarray(values, n, columns = n) {
-    return root.Bokeh.require("core/util/ndarray").ndarray(values, { shape: [n, columns] });
-  }
-
   /** A value as the served widget shows it: "%g" for a number, a whole number as is. */
   function shownValue(control, value) {
     return control.kind === "number" ? T.formatGeneral(value, 6) : String(value);
@@ -227,10 +224,12 @@
       this.source = source;
       /** The last request's sequence number (each request takes the next). */
       this.sequence = 0;
-      /** By part: the numbers last drawn, the state they are of, the frame they came in. */
-      this.numbers = {};
-      this.numberStates = {};
-      this.numberSequences = {};
+      /** By part: the numbers last drawn and the state they are of (figures.js). */
+      this.store = new F.FrameStore();
+      this.numbers = this.store.numbers;
+      this.numberStates = this.store.numberStates;
+      /** The heatmap, histograms and readouts: the drawing code the served page shares. */
+      this.figures = new F.FirstScreenFigures(models, CONFIG, this.readouts);
       /** By lesson view with numbers of its own: the key (lessonKeys) last asked for. */
       this.asked = {};
       /** The state the first screen shows (that of its last frame). */
@@ -371,18 +370,10 @@
       return `${d} ${n} ${causal} ${scaled} ${temperature} ${section}`;
     }
 
-    /** Whether q and k of `state` follow the lesson's law (σ_q = σ_k = 1): the words then
-     * say √d_k and 1. */
-    lessonLaw(state = this.state) {
-      return state.sigma_q === 1 && state.sigma_k === 1;
-    }
-
     /** The numbers the first screen shows: the score images', the weights' and the raw
      * and scaled histograms'. */
     shownNumbers() {
-      const numbers = this.numbers;
-      const { raw, scaled } = numbers[PART.histograms];
-      return { scores: numbers[PART.scores], weights: numbers[PART.weights], raw, scaled };
+      return this.figures.shown(this.store);
     }
 
     /** app.views.assumptions.AssumptionsView.update: the section's readouts. */
@@ -454,8 +445,7 @@
       if (m.row_input.value !== state[ROW]) {
         m.row_input.value = state[ROW];
       }
-      const row = comparison.row;
-      m.row_outline.data = { left: [0], right: [n], top: [row], bottom: [row + 1] };
+      this.figures.drawOutline(n, comparison.row);
     }
 
     /**
@@ -554,14 +544,7 @@
      * lesson's when the lesson is next drawn.
      */
     receive(frame) {
-      const fresh = frame.parts.filter((part) => !(this.numberSequences[part] >= frame.sequence));
-      for (const part of fresh) {
-        this.numberSequences[part] = frame.sequence;
-        this.numberStates[part] = frame.state;
-        if (part in frame.numbers) {
-          this.numbers[part] = frame.numbers[part];
-        }
-      }
+      const fresh = this.store.take(frame);
       const first = new Set(fresh.filter((part) => FIRST_SCREEN_PARTS.includes(part)));
       if (first.size > 0) {
         this.shownState = frame.state;
@@ -580,146 +563,12 @@
 
     /** Draw the first screen's `parts` (a Set) from their numbers, computed for `state`. */
     render(parts, state) {
-      const m = this.models;
-      const { n, d_k: d, view } = state;
-      if (parts.has(PART.scores) || parts.has(PART.view)) {
-        this.renderView(view);
-      }
-      // The glyph draws the "shown" column (see views.py): a view change is a data change,
-      // the one change BokehJS always maps to new colours.
-      if ([PART.scores, PART.weights, PART.view].some((part) => parts.has(part))) {
-        const { scores, weights } = this.shownNumbers();
-        // Each image has the n of the state it was computed for: from a source that
-        // answers out of order, the parts' states may differ for a frame.
-        const scoresN = this.numberStates[PART.scores].n;
-        const images = {
-          raw: [ndarray(scores.rawImage, scoresN)],
-          scaled: [ndarray(scores.scaledImage, scoresN)],
-          weight: [ndarray(weights.weightsImage, this.numberStates[PART.weights].n)],
-        };
-        m.source.data = {
-          ...images,
-          [CONFIG.heatmap.shown_column]: images[CONFIG.heatmap.columns[view]],
-          x: [0],
-          y: [0],
-          dw: [n],
-          dh: [n],
-        };
-      }
-      if (parts.has(PART.scores)) {
-        this.renderRanges(n);
-      }
-      if (parts.has(PART.weights) || parts.has(PART.view)) {
-        this.renderOverflow(state);
-      }
-      if (parts.has(PART.weights) || parts.has(PART.histograms)) {
-        const { raw, scaled, weights } = this.shownNumbers();
-        const lessonLaw = this.lessonLaw(state);
-        // Markup built from numbers and the config's templates only (text.js), never from
-        // the URL; the thresholds are the config's too (app.controls_spec).
-        const texts = CONFIG.texts.readouts;
-        this.readouts.innerHTML = T.readoutsHtml(texts, d, raw, scaled, weights, CONFIG, lessonLaw);
-      }
+      this.figures.draw(parts, state, this.store);
     }
 
-    /**
-     * app.views.heatmap's _apply_overflow: overflowed weights in their own colour over the
-     * weights view, with a legend (and the mask's entry when the mask is on).
-     */
-    renderOverflow(state) {
-      const m = this.models;
-      const { n, view } = state;
-      const overflow = this.numbers[PART.weights].overflowImage;
-      if (overflow || this.drawn.overflow) {
-        // None overflowed: one transparent cell (app.views.heatmap's _overflow_data).
-        const image = overflow ? ndarray(overflow, n) : ndarray(new Float32Array([NaN]), 1);
-        m.overflow_source.data = { overflow: [image], x: [0], y: [0], dw: [n], dh: [n] };
-        this.drawn.overflow = overflow !== null;
-      }
-      const shown = overflow !== null && view === "weights";
-      m.overflow_renderer.visible = shown;
-      this.showOverflowLegend(shown, state);
-    }
-
-    /**
-     * The overflow legend and its keys are in the heatmap figure only while shown
-     * (app/export/views.py takes them out): BokehJS measures a legend's labels on every
-     * paint, shown or not.
-     */
-    showOverflowLegend(shown, state) {
-      const { heatmap, overflow_legend: legend, overflow_keys: keys } = this.models;
-      legend.items[1].visible = Boolean(state.causal);
-      if (heatmap.below.includes(legend) !== shown) {
-        heatmap.below = shown
-          ? [...heatmap.below, legend]
-          : heatmap.below.filter((item) => item !== legend);
-      }
-      legend.visible = shown;
-      for (const key of keys) {
-        key.visible = shown;
-      }
-    }
-
-    /**
-     * Show the whole n×n matrix, query 0 at the top. The served figure's ranges have
-     * bounds "auto", which BokehJS fixes from the first n and clamps every later start and
-     * end to: the bounds must move first, and the reset tool must return to the new view.
-     */
-    renderRanges(n) {
-      const { x_range: x, y_range: y } = this.models.heatmap;
-      for (const [range, start, end] of [[x, 0, n], [y, n, 0]]) {
-        range.setv({ bounds: [0, n] });
-        range.setv({ start, end, reset_start: start, reset_end: end });
-      }
-    }
-
-    /** app.views.heatmap's _apply_view: which image, title, colour bar and mapper range. */
-    renderView(view) {
-      const m = this.models;
-      const heatmap = CONFIG.heatmap;
-      m.heatmap_title.text = heatmap.titles[view];
-      m.colour_bar.title = heatmap.colour_bar_titles[view];
-      let colours = { palette: heatmap.weights_palette, low: 0.0, high: 1.0 };
-      if (view !== "weights") {
-        const { rawLimit, scaledLimit } = this.numbers[PART.scores];
-        const limit = Math.max(view === "raw" ? rawLimit : scaledLimit, 1e-9);
-        colours = { palette: heatmap.scores_palette, low: -limit, high: limit };
-      }
-      m.mapper.setv(colours);
-      m.colour_bar_mapper.setv(colours);
-    }
-
-    /** The raw and the scaled histogram: numbers, models and words by the same name. */
+    /** The raw and the scaled histogram, from the numbers last received. */
     renderHistograms() {
-      const histograms = this.numbers[PART.histograms];
-      const state = this.numberStates[PART.histograms];
-      const texts = CONFIG.texts.histograms;
-      const { raw, scaled } = histograms;
-      const titles = T.histogramTitles(texts, state.d_k, raw, scaled, this.lessonLaw(state));
-      for (const [which, words] of Object.entries(titles)) {
-        this.renderHistogram(which, histograms[which], words.title, words.curve);
-      }
-    }
-
-    /** app.views.histogram's show: bars, curve, ranges, title and curve label, in place. */
-    renderHistogram(which, frame, title, curveLabel) {
-      const m = this.models;
-      const figure = m[`${which}_histogram`];
-      const bars = m[`${which}_bars`];
-      const curve = m[`${which}_curve`];
-      const curveItem = m[`${which}_curve_item`];
-      // A new label object re-lays the legend out even when its text is the same. First,
-      // while the page's layout is still clean: the legend measures itself at once, which
-      // after the changes below would make the browser lay the page out there and then.
-      if (curveItem.label?.value !== curveLabel) {
-        curveItem.label = { value: curveLabel };
-      }
-      bars.data = { left: frame.left, right: frame.right, top: frame.density };
-      curve.data = { x: frame.curveX, y: frame.curveY };
-      figure.x_range.setv({ start: frame.left[0], end: frame.right[frame.right.length - 1] });
-      const top = Math.max(Math.max(...frame.density), Math.max(...frame.curveY));
-      figure.y_range.setv({ start: 0, end: CONFIG.histogram.headroom * top });
-      figure.title.text = title;
+      this.figures.drawHistograms(this.store);
     }
 
     /** Apply `changes` to the state and redraw what depends on them. */

@@ -59,7 +59,7 @@ from app.export.lesson import (
     output_spec,
 )
 from app.export.training import build_training, default_grid, training_spec
-from app.export.views import ALERT_TEXTS, HISTOGRAM_HEADROOM, SHOWN_COLUMN, build_views
+from app.export.views import ALERT_TEXTS, build_views, figures_config
 from app.export.widgets import (
     FIRST_SCREEN,
     MORE,
@@ -78,15 +78,7 @@ from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, index_limits, query_spec
 from app.state import SimulationState
 from app.views.collapse import CAPTION_CSS
 from app.views.disclosure import DISCLOSURE_CSS, Disclosure
-from app.views.heatmap import (
-    COLOUR_BAR_TITLES,
-    SCORES_PALETTE,
-    TITLES,
-    VIEW_COLUMNS,
-    WEIGHTS_PALETTE,
-)
-from app.views.histogram import HISTOGRAM_TEXTS
-from app.views.readouts import READOUT_CSS, READOUT_TEXTS
+from app.views.readouts import READOUT_CSS
 from app.views.training_grid import CSS as TRAINING_CSS
 
 ASSETS = Path(__file__).resolve().parent
@@ -97,6 +89,7 @@ SCRIPTS = (
     "lesson.js",
     "assumptions.js",
     "kernel_source.js",
+    "figures.js",
     "controller.js",
 )
 """The page's own JavaScript, in load order (each uses the ones before it)."""
@@ -234,6 +227,7 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
     spec = page_spec(offline_only=True)
     grids = slider_grids(data)
     source = source_config(data, curve_points)
+    figures = figures_config()
     return {
         **spec,
         **source,
@@ -255,17 +249,9 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         "presets": presets_spec(),
         "alerts": dict(ALERT_TEXTS),
         "url_names": list(URL_NAMES),
-        "heatmap": {
-            "columns": VIEW_COLUMNS,
-            "shown_column": SHOWN_COLUMN,
-            "titles": TITLES,
-            "colour_bar_titles": COLOUR_BAR_TITLES,
-            "weights_palette": list(WEIGHTS_PALETTE),
-            "scores_palette": list(SCORES_PALETTE),
-        },
-        "histogram": {**source["histogram"], "headroom": HISTOGRAM_HEADROOM},
-        # The readouts' and histograms' templates, which text.js fills as the server does.
-        "texts": {"readouts": READOUT_TEXTS, "histograms": HISTOGRAM_TEXTS},
+        "heatmap": figures["heatmap"],
+        "histogram": {**source["histogram"], **figures["histogram"]},
+        "texts": figures["texts"],
     }
 
 

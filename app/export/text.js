@@ -204,18 +204,35 @@
     return fill(texts.tile, { test_id: testId, label, value, reference });
   }
 
+  /** The law of q and k under the lesson's assumptions: what the words say by default. */
+  const LESSON_LAW = Object.freeze({ lesson: true, qkNorm: false });
+
   /**
-   * app.views.readouts.spread_references: √d_k and 1 under the lesson's law (`lessonLaw`),
-   * else the expected stds of the histograms' laws (the file has no QK-norm).
+   * app.derived.law_of, as the words need it: `lesson` when q and k of `state` follow the
+   * lesson's law (σ_q = σ_k = 1, ρ = 0, no QK-norm; a control a page lacks is at its
+   * lesson value), `qkNorm` when QK-norm is on.
    */
-  function spreadReferences(texts, d, raw, scaled, lessonLaw) {
-    if (lessonLaw) {
+  function lawOf(state) {
+    const sigmaQ = state.sigma_q ?? 1;
+    const sigmaK = state.sigma_k ?? 1;
+    const rho = state.rho ?? 0;
+    const qkNorm = Boolean(state.qk_norm);
+    return { lesson: sigmaQ === 1 && sigmaK === 1 && rho === 0 && !qkNorm, qkNorm };
+  }
+
+  /**
+   * app.views.readouts.spread_references: √d_k and 1 under the lesson's law, else the
+   * expected stds of the histograms' laws (and, with QK-norm, that it restores the spread).
+   */
+  function spreadReferences(texts, d, raw, scaled, law) {
+    if (law.lesson) {
       return [fill(texts.lesson_raw_reference, { sqrt_d_k: Math.sqrt(d) }), texts.lesson_scaled_reference];
     }
-    return [
-      fill(texts.raw_reference, { std: raw.expectedStd }),
-      fill(texts.scaled_reference, { std: scaled.expectedStd }),
-    ];
+    let scaledReference = fill(texts.scaled_reference, { std: scaled.expectedStd });
+    if (law.qkNorm) {
+      scaledReference += texts.qk_norm_reference;
+    }
+    return [fill(texts.raw_reference, { std: raw.expectedStd }), scaledReference];
   }
 
   /**
@@ -253,11 +270,10 @@
   /**
    * app.views.readouts.readouts_html for one state, from `texts` (READOUT_TEXTS): `raw` and
    * `scaled` are histogram frames, `weights` a weights frame (numbers only go into the
-   * markup), `thresholds` as for verdict; `lessonLaw` whether q and k follow the lesson's
-   * law (σ = 1).
+   * markup), `thresholds` as for verdict; `law` that of q and k (lawOf).
    */
-  function readoutsHtml(texts, d, raw, scaled, weights, thresholds, lessonLaw = true) {
-    const [rawReference, scaledReference] = spreadReferences(texts, d, raw, scaled, lessonLaw);
+  function readoutsHtml(texts, d, raw, scaled, weights, thresholds, law = LESSON_LAW) {
+    const [rawReference, scaledReference] = spreadReferences(texts, d, raw, scaled, law);
     const tiles = [
       tile(texts, "std-raw", texts.std_raw_label, fill(texts.std, { value: raw.std }), rawReference),
       tile(
@@ -308,11 +324,11 @@
 
   /**
    * Title and curve label of each of the two histograms (app.views.histogram), from `texts`
-   * (HISTOGRAM_TEXTS), under the lesson's law (`lessonLaw`) or the law of the frames `raw`
-   * and `scaled`.
+   * (HISTOGRAM_TEXTS), under the lesson's law or the law (lawOf) of the frames `raw` and
+   * `scaled`.
    */
-  function histogramTitles(texts, d, raw, scaled, lessonLaw = true) {
-    if (lessonLaw) {
+  function histogramTitles(texts, d, raw, scaled, law = LESSON_LAW) {
+    if (law.lesson) {
       return {
         raw: {
           title: fill(texts.lesson_raw_title, { d_k: d, sqrt_d_k: d ** 0.5 }),
@@ -321,8 +337,7 @@
         scaled: { title: fill(texts.lesson_scaled_title, { d_k: d }), curve: texts.lesson_scaled_curve },
       };
     }
-    // The file has no QK-norm (a served-only control): nothing to mark in the titles.
-    const normed = "";
+    const normed = law.qkNorm ? texts.qk_norm : "";
     return {
       raw: {
         title: fill(texts.raw_title, { normed, d_k: d, std: raw.expectedStd }),
@@ -343,6 +358,7 @@
     numberOrMissing,
     tile,
     verdict,
+    lawOf,
     readoutsHtml,
     histogramTitles,
   };

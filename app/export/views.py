@@ -12,11 +12,27 @@ import numpy as np
 from bokeh.layouts import column
 from bokeh.models import Div, HoverTool, LinearColorMapper, Model, Range1d
 
+from app.controls_spec import (
+    HISTOGRAMS,
+    ONE_HOT_THRESHOLD,
+    SCORES,
+    UNIFORM_ENTROPY_FRACTION,
+    VIEW,
+    WEIGHTS,
+)
 from app.layout import HEATMAP_ASPECT, HISTOGRAM_HEIGHT, NOTICE_TITLE, SCENE_TITLE
 from app.model import SimulationModel
-from app.views.heatmap import LEGEND_KEY_NAME, TITLES, VIEW_COLUMNS, HeatmapView
-from app.views.histogram import DotProductHistograms, HistogramView
-from app.views.readouts import readouts_html
+from app.views.heatmap import (
+    COLOUR_BAR_TITLES,
+    LEGEND_KEY_NAME,
+    SCORES_PALETTE,
+    TITLES,
+    VIEW_COLUMNS,
+    WEIGHTS_PALETTE,
+    HeatmapView,
+)
+from app.views.histogram import HISTOGRAM_TEXTS, DotProductHistograms, HistogramView
+from app.views.readouts import READOUT_TEXTS, readouts_html
 
 SHOWN_COLUMN = "shown"
 """Heatmap source column the page's image glyph draws: a copy of the current view's image."""
@@ -61,6 +77,31 @@ ALERT_TEXTS = {
 first (app.layout), as ``str.format`` templates that controller.js fills with text.js's
 ``fill``: ``label`` and ``description`` are the preset's, ``notices`` the notices joined by
 spaces (as the served session joins them)."""
+
+
+FIGURE_PARTS = {"scores": SCORES, "weights": WEIGHTS, "histograms": HISTOGRAMS, "view": VIEW}
+"""The model parts the first-screen figures draw, by the names figures.js gives them."""
+
+
+def figures_config() -> dict:
+    """What figures.js's FirstScreenFigures reads: the parts' names, the heatmap's columns,
+    titles and palettes, the histograms' headroom, the readouts' and histograms' templates
+    (which text.js fills as the server does) and the verdict's thresholds."""
+    return {
+        "parts": dict(FIGURE_PARTS),
+        "heatmap": {
+            "columns": VIEW_COLUMNS,
+            "shown_column": SHOWN_COLUMN,
+            "titles": TITLES,
+            "colour_bar_titles": COLOUR_BAR_TITLES,
+            "weights_palette": list(WEIGHTS_PALETTE),
+            "scores_palette": list(SCORES_PALETTE),
+        },
+        "histogram": {"headroom": HISTOGRAM_HEADROOM},
+        "texts": {"readouts": READOUT_TEXTS, "histograms": HISTOGRAM_TEXTS},
+        "one_hot_threshold": ONE_HOT_THRESHOLD,
+        "uniform_entropy_fraction": UNIFORM_ENTROPY_FRACTION,
+    }
 
 
 def _hidden_text_box(name: str, styles: dict[str, str]) -> Div:

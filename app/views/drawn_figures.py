@@ -1,0 +1,164 @@
+"""The first screen's figures on the served page, drawn in the browser from the session's numbers.
+
+The heatmap, the two histograms and the readouts are the offline page's (app/export/views.py
+builds them, figures.js draws them): their Bokeh documents are built and serialised once per
+process, and each page embeds its own copy of them. A session then holds two Bokeh models
+for them instead of ~120, builds nothing per student, and after a move sends only the frame
+of numbers that changed (:func:`app.numbers_out.numbers_frame`), its images as binary
+float32 buffers.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import param
+from bokeh.embed import json_item
+from bokeh.models import CustomJS, Model
+from panel.custom import JSComponent
+
+from app.compat import CheckedPageChanges, without_model_definitions, write_to_rendered_models
+from app.controls_spec import ROW
+from app.export.views import FIGURE_PARTS, build_views, figures_config
+from app.model import SimulationModel
+from app.numbers_out import numbers_frame
+from app.state import SimulationState
+from app.views.readouts import READOUT_CSS
+
+ASSETS = Path(__file__).resolve().parent.parent / "export"
+SCRIPTS = ("text.js", "figures.js")
+"""The drawing code the component runs, shared with the offline page (load order)."""
+
+DRAWN_PARTS = frozenset({*FIGURE_PARTS.values(), ROW})
+"""The model parts the component draws: the first screen's, and the row the heatmap's
+outline marks."""
+
+ALERTS = ("notice", "scene")
+"""The offline page's own text boxes among its views' models: the served page has alerts."""
+
+TAP_HOOK = "SdpaServedTap"
+"""The page-wide function the heatmap's tap callback calls with the figure and the y
+clicked: each page's component registers its own heatmap with it."""
+
+PLOTS_BASIS = (430, 300)
+"""The heatmap's and the histograms' narrowest widths side by side, in px: below their sum
+the histograms go under the heatmap."""
+
+PLOTS_GROW = (7, 5)
+"""How the heatmap and the histograms share the room left over beside each other."""
+
+LAYOUT_CSS = f"""
+:host {{ display: block; width: 100%; }}
+.sdpa-plots {{ display: flex; flex-wrap: wrap; gap: 8px; width: 100%; }}
+.sdpa-plots > div {{ min-width: 0; }}
+.sdpa-heatmap {{ flex: {PLOTS_GROW[0]} 1 {PLOTS_BASIS[0]}px; }}
+.sdpa-histograms {{ flex: {PLOTS_GROW[1]} 1 {PLOTS_BASIS[1]}px; }}
+.sdpa-readouts {{ margin: 5px 10px; }}
+"""
+"""The heatmap beside the histograms when the column is wide enough, stacked below that
+(the proportions app.flow gives the page's plots)."""
+
+
+def _module() -> str:
+    scripts = "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in SCRIPTS)
+    return scripts + (Path(__file__).with_suffix(".js")).read_text(encoding="utf-8")
+
+
+@functools.cache
+def figure_items() -> str:
+    """The first screen's figures as Bokeh JSON items (``items``: ``heatmap``,
+    ``histograms``) with the ids of the models figures.js draws (``models``, by its names),
+    built and serialised once per process from the default state; the page's first frame
+    then draws the student's own numbers into them."""
+    views = build_views(SimulationModel(SimulationState()))
+    heatmap = views.models["heatmap"]
+    # The offline page's scene and notice boxes stay out: the served page has its own.
+    drawn = {name: model for name, model in views.models.items() if name not in ALERTS}
+    roots = (views.roots["heatmap_panel"], views.roots["histograms"])
+    within = set().union(*(root.references() for root in roots))
+    # The callback keeps in the heatmap's document what figures.js draws outside both
+    # figures: the overflow legend, while it is out of the heatmap.
+    outside = [one for one in drawn.values() if isinstance(one, Model) and one not in within]
+    tap = CustomJS(args={"figure": heatmap}, code=f"globalThis.{TAP_HOOK}?.(figure, cb_obj.y);")
+    tap.tags = outside
+    heatmap.js_on_event("tap", tap)
+    items = {
+        "heatmap": json_item(roots[0]),
+        "histograms": json_item(roots[1]),
+    }
+    # The served page has defined every data model before it embeds these (Panel's own
+    # among them, ~160 kB in each item).
+    for item in items.values():
+        item["doc"] = without_model_definitions({"doc": item["doc"]})["doc"]
+    # figures.js takes the models by the names views.py gives them: the page finds each
+    # by its id in the documents it embedded.
+    ids = {
+        name: [one.id for one in model] if isinstance(model, list) else model.id
+        for name, model in drawn.items()
+    }
+    return json.dumps({"items": items, "models": ids}, separators=(",", ":"))
+
+
+@functools.cache
+def _config() -> dict:
+    return {**figures_config(), "row_part": ROW, "tap_hook": TAP_HOOK}
+
+
+class DrawnFigures(CheckedPageChanges, JSComponent):
+    """The heatmap, the histograms and the readouts of one page, drawn in the browser by
+    figures.js from the frames the session sets.
+
+    Nothing flows from the page through its properties; a click on the heatmap comes as a
+    message and reaches ``on_pick_row`` with the row under it, once checked.
+    """
+
+    page_properties = ()
+
+    figures = param.String(
+        default="", doc="The figures' Bokeh JSON items, built once per process (figure_items)."
+    )
+    config = param.Dict(default={}, doc="What figures.js reads (app.export.views.figures_config).")
+    frame = param.Dict(
+        default={}, doc="The newest numbers to draw: a frame of app.numbers_out.numbers_frame."
+    )
+
+    _esm = _module()
+    _stylesheets: ClassVar[list[str]] = [LAYOUT_CSS, READOUT_CSS]
+
+    def __init__(self, model: SimulationModel, **params: Any) -> None:
+        self.sequence = 0
+        """The last frame's number: each frame takes the next."""
+        self.on_pick_row: Callable[[int], None] | None = None
+        """Called with the query row a click on the heatmap picked."""
+        super().__init__(
+            figures=figure_items(),
+            config=_config(),
+            frame=self._next_frame(model, DRAWN_PARTS),
+            **params,
+        )
+
+    def _next_frame(self, model: SimulationModel, parts: Iterable[str]) -> dict:
+        self.sequence += 1
+        return numbers_frame(model, parts, self.sequence)
+
+    def update(self, model: SimulationModel, parts: set[str]) -> None:
+        """Send the numbers of the drawn parts among ``parts`` (what the model recomputed)."""
+        drawn = parts & DRAWN_PARTS
+        if drawn:
+            write_to_rendered_models(self, "frame", self._next_frame(model, drawn))
+
+    def _handle_msg(self, msg: Any) -> None:
+        # The page's message is untrusted: only a finite y within the heatmap picks a row.
+        y = msg.get("row") if isinstance(msg, dict) else None
+        if (
+            isinstance(y, int | float)
+            and not isinstance(y, bool)
+            and math.isfinite(y)
+            and self.on_pick_row is not None
+        ):
+            self.on_pick_row(math.floor(y))
