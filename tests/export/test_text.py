@@ -10,6 +10,7 @@ import pytest
 
 from app.controls_spec import page_spec
 from app.data_out import FILE_NAME_TEXTS, HISTOGRAM_ROW_NAMES
+from app.derived import LESSON_LAW, law_of
 from app.export.assumptions import assumptions_config
 from app.export.page import ASSETS
 from app.model import SimulationModel
@@ -81,6 +82,11 @@ def _weights_frame(model: SimulationModel) -> dict:
     return frame
 
 
+def _law(state: SimulationState) -> dict:
+    """The law of q and k as text.js's lawOf gives it, from the server's own app.derived."""
+    return {"lesson": law_of(state) == LESSON_LAW, "qkNorm": bool(state.qk_norm)}
+
+
 def _histogram_frames(model: SimulationModel) -> tuple[dict, dict]:
     """The model's raw and scaled histograms as text.js reads them."""
     return tuple(
@@ -100,14 +106,17 @@ def _histogram_frames(model: SimulationModel) -> tuple[dict, dict]:
         {"d_k": 512, "scaled": False, "precision": "float16", "subtract_max": False},
         {"d_k": 256, "sigma_q": 2.0, "sigma_k": 0.5, "precision": "bfloat16", "causal": True},
         {"d_k": 16, "precision": "float32", "n": 8},
+        # The served page's own law: correlated q and k, and QK-norm.
+        {"d_k": 128, "rho": 0.5},
+        {"d_k": 64, "qk_norm": True},
+        {"d_k": 256, "sigma_q": 3.0, "qk_norm": True, "rho": -0.25},
     ],
 )
 def test_readouts_html_matches_the_servers(node: Runner, values: dict) -> None:
     model = SimulationModel(SimulationState(**values))
     state = model.state
     raw, scaled = _histogram_frames(model)
-    lesson_law = state.sigma_q == 1 and state.sigma_k == 1
-    args = [READOUT_TEXTS, state.d_k, raw, scaled, _weights_frame(model), THRESHOLDS, lesson_law]
+    args = [READOUT_TEXTS, state.d_k, raw, scaled, _weights_frame(model), THRESHOLDS, _law(state)]
     (html,) = node([("text", "readoutsHtml", args)])
     assert html == readouts_html(model)
 
@@ -170,17 +179,49 @@ def test_histogram_titles_match_the_servers(node: Runner, d_k: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "values", [{"sigma_q": 2.0, "sigma_k": 0.5}, {"sigma_q": 0.25, "sigma_k": 4.0, "d_k": 3}]
+    "values",
+    [
+        {"sigma_q": 2.0, "sigma_k": 0.5},
+        {"sigma_q": 0.25, "sigma_k": 4.0, "d_k": 3},
+        {"rho": 0.75, "d_k": 32},
+        {"qk_norm": True, "d_k": 512},
+        {"qk_norm": True, "rho": 0.5, "sigma_k": 2.0},
+    ],
 )
 def test_histogram_titles_under_another_law_match_the_servers(node: Runner, values: dict) -> None:
     model = SimulationModel(SimulationState(**values))
     views = DotProductHistograms(model)
     raw, scaled = _histogram_frames(model)
-    args = [HISTOGRAM_TEXTS, model.state.d_k, raw, scaled, False]
+    args = [HISTOGRAM_TEXTS, model.state.d_k, raw, scaled, _law(model.state)]
     (titles,) = node([("text", "histogramTitles", args)])
     for which, view in (("raw", views.raw), ("scaled", views.scaled)):
         assert titles[which]["title"] == view.figure.title.text
         assert titles[which]["curve"] == view.figure.legend[0].items[1].label.value
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        {"sigma_q": 2.0},
+        {"sigma_k": 0.5},
+        {"rho": 0.25},
+        {"rho": -0.5},
+        {"qk_norm": True},
+        {"qk_norm": True, "sigma_q": 1.0, "rho": 0.0},
+    ],
+)
+def test_law_of_matches_the_servers(node: Runner, values: dict) -> None:
+    state = SimulationState(**values)
+    shown = {name: getattr(state, name) for name in ("sigma_q", "sigma_k", "rho", "qk_norm")}
+    (law,) = node([("text", "lawOf", [shown])])
+    assert law == _law(state)
+
+
+def test_law_of_a_page_without_the_laws_controls_is_the_lessons(node: Runner) -> None:
+    # The offline file has no ρ or QK-norm control: their lesson values stand.
+    (law,) = node([("text", "lawOf", [{"sigma_q": 1.0, "sigma_k": 1.0}])])
+    assert law == {"lesson": True, "qkNorm": False}
 
 
 @pytest.mark.parametrize("name", CATALOGUES)
