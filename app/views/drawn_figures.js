@@ -27,6 +27,21 @@ function figureModels(managers, ids) {
   );
 }
 
+/**
+ * Give the figures' models `theme`'s values (by model type) when `dark`, else the values
+ * they had before (kept in `originals` the first time).
+ */
+function applyTheme(models, theme, dark, originals) {
+  for (const model of models) {
+    const values = theme[model.type];
+    if (!values) continue;
+    if (!originals.has(model)) {
+      originals.set(model, Object.fromEntries(Object.keys(values).map((key) => [key, model[key]])));
+    }
+    model.setv(dark ? values : originals.get(model));
+  }
+}
+
 /** Run `task` after the browser has painted the next frame. */
 function afterFrame(task) {
   requestAnimationFrame(() => {
@@ -101,6 +116,13 @@ export function render({ model, el }) {
   Promise.all([embed(items.heatmap, heatmapBox), embed(items.histograms, histogramsBox)]).then(
     (managers) => {
       const models = figureModels(managers, ids);
+      const themed = managers.flatMap((manager) =>
+        [...manager].flatMap((view) => [...view.model.document.all_models]),
+      );
+      const originals = new Map();
+      const theme = () => applyTheme(themed, config.dark_theme, model.dark, originals);
+      if (model.dark) theme();
+      model.on("dark", theme);
       figures = new F.FirstScreenFigures(models, config, readouts);
       globalThis[config.tap_hook] ??= (figure, y) => PICKS.get(figure)?.(y);
       PICKS.set(models.heatmap, (y) => model.send_msg({ row: y }));

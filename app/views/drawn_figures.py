@@ -24,7 +24,7 @@ from panel.custom import JSComponent
 
 from app.compat import CheckedPageChanges, without_model_definitions, write_to_rendered_models
 from app.controls_spec import ROW
-from app.export.views import FIGURE_PARTS, build_views, figures_config
+from app.export.views import FIGURE_PARTS, HEATMAP_TITLE_STYLES, build_views, figures_config
 from app.model import SimulationModel
 from app.numbers_out import numbers_frame
 from app.state import SimulationState
@@ -37,6 +37,39 @@ SCRIPTS = ("text.js", "figures.js")
 DRAWN_PARTS = frozenset({*FIGURE_PARTS.values(), ROW})
 """The model parts the component draws: the first screen's, and the row the heatmap's
 outline marks."""
+
+DARK_TEXT = "#e0e0e0"
+DARK_FIGURE_THEME: dict[str, dict[str, object]] = {
+    "Figure": {
+        "background_fill_color": "#1e1e1e",
+        "border_fill_color": "#121212",
+        "outline_line_color": None,
+    },
+    "LinearAxis": {
+        "axis_line_color": "#9e9e9e",
+        "major_tick_line_color": "#9e9e9e",
+        "minor_tick_line_color": "#9e9e9e",
+        "major_label_text_color": DARK_TEXT,
+        "axis_label_text_color": DARK_TEXT,
+    },
+    "Grid": {"grid_line_color": "#3a3a3a"},
+    "Title": {"text_color": DARK_TEXT},
+    "Legend": {
+        "background_fill_color": "#1e1e1e",
+        "border_line_color": "#5f5f5f",
+        "label_text_color": DARK_TEXT,
+    },
+    "ColorBar": {
+        "background_fill_color": "#121212",
+        "major_label_text_color": DARK_TEXT,
+        "title_text_color": DARK_TEXT,
+        "major_tick_line_color": "#9e9e9e",
+    },
+    "Div": {"styles": {**HEATMAP_TITLE_STYLES, "color": DARK_TEXT}},
+}
+"""What the figures' models take in dark mode, by Bokeh model type (the light look is the
+one they are built with). Panel Material UI themes the page's own document in the browser;
+the embedded figures' documents are this component's to theme."""
 
 ALERTS = ("notice", "scene")
 """The offline page's own text boxes among its views' models: the served page has alerts."""
@@ -106,7 +139,12 @@ def figure_items() -> str:
 
 @functools.cache
 def _config() -> dict:
-    return {**figures_config(), "row_part": ROW, "tap_hook": TAP_HOOK}
+    return {
+        **figures_config(),
+        "row_part": ROW,
+        "tap_hook": TAP_HOOK,
+        "dark_theme": DARK_FIGURE_THEME,
+    }
 
 
 class DrawnFigures(CheckedPageChanges, JSComponent):
@@ -126,6 +164,7 @@ class DrawnFigures(CheckedPageChanges, JSComponent):
     frame = param.Dict(
         default={}, doc="The newest numbers to draw: a frame of app.numbers_out.numbers_frame."
     )
+    dark = param.Boolean(default=False, doc="Whether the figures take the dark theme.")
 
     _esm = _module()
     _stylesheets: ClassVar[list[str]] = [LAYOUT_CSS, READOUT_CSS]
