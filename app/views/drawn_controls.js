@@ -1,0 +1,85 @@
+/*
+ * The served page's first-screen sliders and switches (app/views/drawn_controls.py): native
+ * inputs built from the controls' spec, named by their labels; a move is sent to the
+ * session as a message, and the state's values come back in `values`.
+ */
+
+/** A slider: its label shows the state's value, its position the nearest grid point. */
+function slider(control, send) {
+  const box = document.createElement("div");
+  box.className = "sdpa-control";
+  const id = `sdpa-control-${control.name}-${Math.random().toString(36).slice(2, 8)}`;
+  const label = document.createElement("label");
+  label.htmlFor = id;
+  const value = document.createElement("span");
+  value.className = "value";
+  label.append(`${control.label}: `, value);
+  const input = document.createElement("input");
+  input.type = "range";
+  input.id = id;
+  input.min = "0";
+  input.max = String(control.positions.length - 1);
+  input.step = "1";
+  input.dataset.control = control.name;
+  const showText = (text) => {
+    value.textContent = text;
+    input.setAttribute("aria-valuetext", text);
+  };
+  input.addEventListener("input", () => {
+    const index = Number(input.value);
+    // The position's value at once, before the server answers.
+    showText(control.positions[index]);
+    send({ name: control.name, index });
+  });
+  box.append(label, input);
+  return {
+    element: box,
+    show({ index, text }) {
+      input.value = String(index);
+      showText(text);
+    },
+  };
+}
+
+/** A switch: a checkbox with the switch role, its label beside it. */
+function toggle(control, send) {
+  const box = document.createElement("div");
+  box.className = "sdpa-control";
+  const label = document.createElement("label");
+  label.className = "sdpa-switch";
+  const input = document.createElement("input");
+  input.type = "checkbox";
+  input.setAttribute("role", "switch");
+  input.dataset.control = control.name;
+  label.append(input, control.label);
+  input.addEventListener("change", () => send({ name: control.name, value: input.checked }));
+  box.append(label);
+  return {
+    element: box,
+    show({ value }) {
+      input.checked = Boolean(value);
+    },
+  };
+}
+
+const BUILDERS = { slider, switch: toggle };
+
+export function render({ model, el }) {
+  const grid = document.createElement("div");
+  grid.className = "sdpa-controls";
+  const send = (message) => model.send_msg(message);
+  const shown = {};
+  for (const control of model.controls) {
+    const drawn = BUILDERS[control.widget](control, send);
+    shown[control.name] = drawn;
+    grid.append(drawn.element);
+  }
+  const showValues = () => {
+    for (const [name, value] of Object.entries(model.values)) {
+      shown[name]?.show(value);
+    }
+  };
+  showValues();
+  model.on("values", showValues);
+  el.append(grid);
+}

@@ -1,0 +1,207 @@
+"""The first screen's sliders and switches on the served page, drawn in the browser.
+
+Each is a native range input or switch (keyboard-operable, named by its label) built in the
+page from the spec as data (app/controls_spec.py); the session holds the state. A move
+reaches the server as a message, checked and coerced like any value from a page
+(:meth:`app.state.SimulationState.coerce`); the state's value comes back as ``values``
+whenever it changes, from this page or from anywhere else (a preset, the exact box, a link).
+One component for all of them: a session holds two Bokeh models for the controls a student
+moves most instead of a Material UI widget tree for each.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import param
+from panel.custom import JSComponent
+
+from app.compat import CheckedPageChanges, write_to_rendered_models
+from app.controls_spec import CONTROL_BY_NAME, Control, nearest_on_grid
+from app.state import SimulationState
+
+log = logging.getLogger(__name__)
+
+DRAWN_WIDGETS = ("slider", "switch")
+"""The widget kinds this component draws; the others stay Panel widgets for now."""
+
+CONTROLS_MIN_WIDTH = 170
+"""The narrowest column of the controls' grid, in px (as the page's other control grids)."""
+
+CSS = f"""
+:host {{ display: block; width: 100%; }}
+.sdpa-controls {{
+  display: grid;
+  grid-template-columns: repeat(auto-fill, minmax(min({CONTROLS_MIN_WIDTH}px, 100%), 1fr));
+  gap: 4px 12px;
+  font-family: Roboto, "Helvetica Neue", Arial, sans-serif;
+  font-size: 16px;
+  color: var(--mui-palette-text-primary, rgba(0, 0, 0, 0.87));
+}}
+.sdpa-control {{ min-width: 0; padding: 6px 10px 2px; }}
+.sdpa-control label {{ display: block; line-height: 1.5; }}
+.sdpa-control .value {{ font-weight: 600; }}
+.sdpa-control input[type="range"] {{
+  width: 100%;
+  margin: 8px 0 6px;
+  accent-color: var(--mui-palette-primary-main, #1976d2);
+  cursor: pointer;
+}}
+.sdpa-switch {{
+  display: flex; align-items: center; gap: 12px; cursor: pointer; padding-top: 10px;
+}}
+.sdpa-switch input {{
+  appearance: none;
+  position: relative;
+  width: 34px;
+  height: 14px;
+  margin: 0 6px;
+  border-radius: 7px;
+  background: rgba(0, 0, 0, 0.38);
+  cursor: pointer;
+  flex: none;
+}}
+.sdpa-switch input::before {{
+  content: "";
+  position: absolute;
+  top: -3px;
+  left: -6px;
+  width: 20px;
+  height: 20px;
+  border-radius: 50%;
+  background: #fafafa;
+  box-shadow: 0 1px 3px rgba(0, 0, 0, 0.4);
+  transition: left 150ms;
+}}
+.sdpa-switch input:checked {{ background: var(--mui-palette-primary-light, #90caf9); }}
+.sdpa-switch input:checked::before {{
+  left: 20px;
+  background: var(--mui-palette-primary-main, #1976d2);
+}}
+.sdpa-control input:focus-visible {{
+  outline: 2px solid var(--mui-palette-primary-main, #1976d2);
+  outline-offset: 2px;
+}}
+"""
+"""The controls in as many columns of at least :data:`CONTROLS_MIN_WIDTH` px as fit, in the
+Material look of the page around them (its colours when Panel Material UI sets them)."""
+
+
+def _shown(control: Control, value: object) -> str:
+    """A value as the slider's label shows it: ``%g`` for a number, a whole number as is."""
+    if isinstance(value, bool):
+        return str(value)
+    return format(value, "g") if control.kind == "number" else str(value)
+
+
+def control_spec(control: Control) -> dict[str, object]:
+    """What the page needs to draw ``control``: its name, label, widget kind, and for a
+    slider the label of each of its positions."""
+    spec: dict[str, object] = {
+        "name": control.name,
+        "label": control.label,
+        "widget": control.widget,
+    }
+    if control.widget == "slider":
+        spec["positions"] = [_shown(control, value) for value in control.grid]
+    return spec
+
+
+def drawable(name: str) -> bool:
+    """Whether this component can draw the control called ``name``."""
+    control = CONTROL_BY_NAME.get(name)
+    return control is not None and control.widget in DRAWN_WIDGETS
+
+
+class DrawnControls(CheckedPageChanges, JSComponent):
+    """Sliders and switches of ``names``, bound to ``state``.
+
+    A slider's position is an index into its grid: the page sends ``{"name", "index"}``, a
+    switch ``{"name", "value"}``. A slider left at the position nearest an exact value set
+    elsewhere does not round that value away. Anything else is refused in one log line and
+    the page is put back where the state is.
+    """
+
+    page_properties = ()
+
+    controls = param.List(default=[], doc="The controls drawn, in order (control_spec of each).")
+    values = param.Dict(
+        default={},
+        doc="By control name: the state's value as shown (`text`), the slider position "
+        "nearest it (`index`) or the switch's state (`value`).",
+    )
+
+    _esm = Path(__file__).with_suffix(".js")
+    _stylesheets: ClassVar[list[str]] = [CSS]
+
+    def __init__(self, state: SimulationState, names: Iterable[str], **params: Any) -> None:
+        self.state = state
+        self._controls = {name: CONTROL_BY_NAME[name] for name in names if drawable(name)}
+        super().__init__(
+            controls=[control_spec(control) for control in self._controls.values()],
+            values=self._values(),
+            **params,
+        )
+        if self._controls:
+            state.param.watch(self._show, list(self._controls))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The controls drawn, in order."""
+        return tuple(self._controls)
+
+    def _values(self) -> dict[str, dict[str, object]]:
+        values = {}
+        for name, control in self._controls.items():
+            value = getattr(self.state, name)
+            if control.widget == "slider":
+                position = control.grid.index(nearest_on_grid(value, control.grid))
+                values[name] = {"index": position, "text": _shown(control, value)}
+            else:
+                values[name] = {"value": bool(value)}
+        return values
+
+    def _show(self, *events: object) -> None:
+        write_to_rendered_models(self, "values", self._values())
+
+    def _handle_msg(self, msg: Any) -> None:
+        value = self._value_of(msg)
+        if value is None:
+            log.warning(
+                "sdpa-sim: refused a change from a page to %s: %s",
+                type(self).__name__,
+                repr(msg)[:80],
+            )
+            self._show()
+            return
+        name, wanted = value
+        coerced = self.state.coerce(name, wanted)
+        if coerced is None:
+            self._show()
+            return
+        self.state.set_controls(**{name: coerced})
+        if getattr(self.state, name) != coerced:
+            self._show()
+
+    def _value_of(self, msg: Any) -> tuple[str, object] | None:
+        """The control and value a page's message asks for, or None when it asks for
+        nothing this component offers (or for what the state already shows)."""
+        if not isinstance(msg, dict) or not isinstance(msg.get("name"), str):
+            return None
+        control = self._controls.get(msg["name"])
+        if control is None:
+            return None
+        if control.widget == "switch":
+            value = msg.get("value")
+            return (control.name, value) if isinstance(value, bool) else None
+        index = msg.get("index")
+        if type(index) is not int or not 0 <= index < len(control.grid):
+            return None
+        current = getattr(self.state, control.name)
+        if control.grid[index] == nearest_on_grid(current, control.grid):
+            # Already where the state is: an exact value set elsewhere stays.
+            return (control.name, current)
+        return (control.name, control.grid[index])
