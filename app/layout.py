@@ -16,6 +16,7 @@ from app.presets import PRESETS, Preset
 from app.share import build_share_controls
 from app.ticks import once_page_loaded
 from app.views.disclosure import DISCLOSURE_CSS, Disclosure
+from app.views.drawn_controls import DrawnControls, drawable
 from app.views.lesson_gate import GATE_CSS, LessonGate
 
 if TYPE_CHECKING:  # the session builds its layout: no import cycle at run time
@@ -63,8 +64,14 @@ class PageLayout:
         first_names = list(FIRST_SCREEN_CONTROLS if shown is None else shown)
         if "seed" in first_names:
             first_names.insert(first_names.index("seed") + 1, "resample")
-        self.widgets = build_controls(session.state, first_names)
-        """Every control widget built so far, by name (app.controls.widget_names)."""
+        self.drawn_controls = DrawnControls(
+            session.state, [name for name in first_names if drawable(name)], margin=0
+        )
+        """The first screen's sliders and switches, drawn in the browser."""
+        self.widgets = build_controls(
+            session.state, [name for name in first_names if not drawable(name)]
+        )
+        """Every Panel control widget built so far, by name (app.controls.widget_names)."""
         self.scene = pmui.Alert(
             title=SCENE_TITLE,
             severity="info",
@@ -91,9 +98,9 @@ class PageLayout:
             sizing_mode="stretch_width",
         )
         self.show_scene(PRESETS.get(session.state.preset))
-        panel_items: list[pn.viewable.Viewable] = [
-            grid([self.widgets[name] for name in first_names], min_width=170, gap=4)
-        ]
+        panel_items: list[pn.viewable.Viewable] = [self.drawn_controls]
+        if self.widgets:
+            panel_items.append(grid(list(self.widgets.values()), min_width=170, gap=4))
         self.more_button: Disclosure | None = None
         self.more: pn.Column | None = None
         """The controls under "More controls", once it has been opened."""
@@ -165,6 +172,7 @@ class PageLayout:
             name
             for name in widget_names()
             if name not in self.widgets
+            and name not in self.drawn_controls.names
             and not getattr(CONTROL_BY_NAME.get(name), "lesson_section", "")
         ]
         self.widgets.update(build_controls(session.state, names))

@@ -51,7 +51,14 @@ function toggle(control, send) {
   input.type = "checkbox";
   input.setAttribute("role", "switch");
   input.dataset.control = control.name;
-  label.append(input, control.label);
+  // The track holds the (transparent) input over it and the thumb after it, which the
+  // input's checked state moves (CSS).
+  const track = document.createElement("span");
+  track.className = "track";
+  const thumb = document.createElement("span");
+  thumb.className = "thumb";
+  track.append(input, thumb);
+  label.append(track, control.label);
   input.addEventListener("change", () => send({ name: control.name, value: input.checked }));
   box.append(label);
   return {

@@ -50,38 +50,32 @@ CSS = f"""
   accent-color: var(--mui-palette-primary-main, #1976d2);
   cursor: pointer;
 }}
-.sdpa-switch {{
-  display: flex; align-items: center; gap: 12px; cursor: pointer; padding-top: 10px;
+.sdpa-control label.sdpa-switch {{
+  display: flex; align-items: center; gap: 10px; cursor: pointer; padding-top: 10px;
+}}
+.sdpa-switch .track {{
+  display: block;
+  position: relative; flex: none; width: 34px; height: 14px; margin: 0 6px;
+  border-radius: 7px; background: rgba(0, 0, 0, 0.38);
+}}
+.sdpa-switch .thumb {{
+  position: absolute; top: -3px; left: -6px; width: 20px; height: 20px; border-radius: 50%;
+  background: #fafafa; box-shadow: 0 1px 3px rgba(0, 0, 0, 0.4); transition: left 150ms;
 }}
 .sdpa-switch input {{
-  appearance: none;
-  position: relative;
-  width: 34px;
-  height: 14px;
-  margin: 0 6px;
-  border-radius: 7px;
-  background: rgba(0, 0, 0, 0.38);
+  position: absolute; inset: -3px -6px; width: auto; height: auto; margin: 0; opacity: 0;
   cursor: pointer;
-  flex: none;
 }}
-.sdpa-switch input::before {{
-  content: "";
-  position: absolute;
-  top: -3px;
-  left: -6px;
-  width: 20px;
-  height: 20px;
-  border-radius: 50%;
-  background: #fafafa;
-  box-shadow: 0 1px 3px rgba(0, 0, 0, 0.4);
-  transition: left 150ms;
+.sdpa-switch input:checked + .thumb {{
+  left: 20px; background: var(--mui-palette-primary-main, #1976d2);
 }}
-.sdpa-switch input:checked {{ background: var(--mui-palette-primary-light, #90caf9); }}
-.sdpa-switch input:checked::before {{
-  left: 20px;
-  background: var(--mui-palette-primary-main, #1976d2);
+.sdpa-switch .track:has(input:checked) {{
+  background: var(--mui-palette-primary-light, #90caf9);
 }}
-.sdpa-control input:focus-visible {{
+.sdpa-switch .track:has(input:focus-visible) {{
+  outline: 2px solid var(--mui-palette-primary-main, #1976d2); outline-offset: 5px;
+}}
+.sdpa-control input[type="range"]:focus-visible {{
   outline: 2px solid var(--mui-palette-primary-main, #1976d2);
   outline-offset: 2px;
 }}
