@@ -15,6 +15,7 @@ from app.flow import grid, sidebar_layout
 from app.presets import PRESETS, Preset
 from app.share import build_share_controls
 from app.ticks import once_page_loaded
+from app.views.alert_box import AlertBox
 from app.views.disclosure import DISCLOSURE_CSS, Disclosure
 from app.views.drawn_controls import DrawnControls, drawable
 from app.views.lesson_gate import GATE_CSS, LessonGate
@@ -29,6 +30,17 @@ NARROW_HEADER_CSS = """
 """
 """Below ~800 px the title wraps: a smaller font keeps it within the fixed header's height,
 which the page's content is offset by."""
+
+CARD_CSS = """
+:host {
+  background: var(--mui-palette-background-paper, #fff);
+  border-radius: 4px;
+  box-shadow: 0 2px 1px -1px rgba(0, 0, 0, 0.2), 0 1px 1px 0 rgba(0, 0, 0, 0.14),
+    0 1px 3px 0 rgba(0, 0, 0, 0.12);
+  padding: 4px 0;
+}
+"""
+"""The controls' card: Material UI's paper at elevation 1, without its React component."""
 
 WIDE_PAGE_PX = 800
 """From this window width the full page opens "More controls" as it renders; narrower
@@ -72,13 +84,13 @@ class PageLayout:
             session.state, [name for name in first_names if not drawable(name)]
         )
         """Every Panel control widget built so far, by name (app.controls.widget_names)."""
-        self.scene = pmui.Alert(
+        self.scene = AlertBox(
             title=SCENE_TITLE,
             severity="info",
             sizing_mode="stretch_width",
             css_classes=["preset-scene"],
         )
-        self.notice = pmui.Alert(
+        self.notice = AlertBox(
             object=session.notice,
             title=NOTICE_TITLE,
             severity="warning",
@@ -113,12 +125,12 @@ class PageLayout:
             )
             self.more_button.param.watch(self._show_more, "opened")
             panel_items.append(self.more_button)
-        self._panel = controls = pmui.Paper(
+        self._panel = controls = pn.Column(
             *panel_items,
-            elevation=1,
             sizing_mode="stretch_width",
             margin=(6, 5),
             css_classes=["controls"],
+            stylesheets=[CARD_CSS],
         )
         main_min_width = 760 if session.embed else 640
         body = sidebar_layout(controls, self.content, main_min_width=main_min_width)

@@ -32,7 +32,7 @@ CONTROLS_MIN_WIDTH = 170
 """The narrowest column of the controls' grid, in px (as the page's other control grids)."""
 
 CSS = f"""
-:host {{ display: block; width: 100%; }}
+:host {{ width: 100%; }}
 .sdpa-controls {{
   display: grid;
   grid-template-columns: repeat(auto-fill, minmax(min({CONTROLS_MIN_WIDTH}px, 100%), 1fr));

@@ -86,7 +86,7 @@ PLOTS_GROW = (7, 5)
 """How the heatmap and the histograms share the room left over beside each other."""
 
 LAYOUT_CSS = f"""
-:host {{ display: block; width: 100%; }}
+:host {{ width: 100%; }}
 .sdpa-plots {{ display: flex; flex-wrap: wrap; gap: 8px; width: 100%; }}
 .sdpa-plots > div {{ min-width: 0; }}
 .sdpa-heatmap {{ flex: {PLOTS_GROW[0]} 1 {PLOTS_BASIS[0]}px; }}
