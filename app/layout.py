@@ -141,12 +141,14 @@ class PageLayout:
                 title=TITLE, main=[self.notice, body], stylesheets=[NARROW_HEADER_CSS]
             )
             detach_from_global_busy(self.page)
-            # The embedded figures follow the page's theme toggle.
-            session.figures.dark = self.page.dark_theme
+            # The embedded figures and the alerts follow the page's theme toggle.
+            self._follow_theme()
             self.page.param.watch(self._follow_theme, "dark_theme")
 
-    def _follow_theme(self, event: object) -> None:
-        self._session.figures.dark = bool(self.page.dark_theme)
+    def _follow_theme(self, *events: object) -> None:
+        dark = bool(self.page.dark_theme)
+        for themed in (self._session.figures, self.scene, self.notice):
+            themed.dark = dark
 
     def show_scene(self, preset: Preset | None) -> None:
         """Show the preset scene's label and words, or hide the alert when there is none."""

@@ -15,6 +15,12 @@ from panel.custom import JSComponent
 
 from app.compat import CheckedPageChanges
 
+DARK_COLOURS = {
+    "info": ("rgb(7, 19, 24)", "rgb(184, 231, 251)", "#29b6f6"),
+    "warning": ("rgb(25, 18, 7)", "rgb(255, 226, 183)", "#ffa726"),
+}
+"""Background, text and icon colour of each severity in the dark theme (Material UI's)."""
+
 SEVERITY_COLOURS = {
     "info": (
         "#e5f6fd",
@@ -41,7 +47,7 @@ CSS = """
   background: var(--alert-background); color: var(--alert-text);
 }
 .sdpa-alert .icon {
-  color: var(--alert-icon); width: 22px; height: 22px; padding: 7px 0; flex: none;
+  color: var(--alert-icon); width: 22px; height: 22px; margin: 7px 0; flex: none;
 }
 .sdpa-alert .message { flex: 1; padding: 8px 0; min-width: 0; overflow-wrap: anywhere; }
 .sdpa-alert .title { display: block; font-weight: 500; font-size: 16px; margin-bottom: 2px; }
@@ -67,6 +73,7 @@ class AlertBox(CheckedPageChanges, JSComponent):
     )
     closeable = param.Boolean(default=False, doc="Whether the alert has a close button.")
     colours = param.Dict(default={}, doc="Each severity's colours and icon (the page's data).")
+    dark = param.Boolean(default=False, doc="Whether the alert takes the dark theme's colours.")
 
     _esm = """
 export function render({ model, el }) {
@@ -93,7 +100,8 @@ export function render({ model, el }) {
   close.textContent = "×";
   close.addEventListener("click", () => model.send_msg({ closed: true }));
   const show = () => {
-    const [background, colour, iconColour, glyph] = model.colours[model.severity];
+    const theme = model.dark ? "dark" : "light";
+    const [background, colour, iconColour, glyph] = model.colours[model.severity][theme];
     box.style.setProperty("--alert-background", background);
     box.style.setProperty("--alert-text", colour);
     box.style.setProperty("--alert-icon", iconColour);
@@ -104,14 +112,18 @@ export function render({ model, el }) {
     if (model.closeable) box.append(close); else close.remove();
   };
   show();
-  for (const name of ["title", "object", "severity", "closeable"]) model.on(name, show);
+  for (const name of ["title", "object", "severity", "closeable", "dark"]) model.on(name, show);
   el.append(box);
 }
 """
     _stylesheets: ClassVar[list[str]] = [CSS]
 
     def __init__(self, **params: object) -> None:
-        super().__init__(colours={k: list(v) for k, v in SEVERITY_COLOURS.items()}, **params)
+        colours = {
+            severity: {"light": list(light), "dark": [*DARK_COLOURS[severity], light[3]]}
+            for severity, light in SEVERITY_COLOURS.items()
+        }
+        super().__init__(colours=colours, **params)
 
     def _handle_msg(self, msg: object) -> None:
         if self.closeable and isinstance(msg, dict) and msg.get("closed") is True:

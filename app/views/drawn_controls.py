@@ -56,7 +56,7 @@ CSS = f"""
 .sdpa-switch .track {{
   display: block;
   position: relative; flex: none; width: 34px; height: 14px; margin: 0 6px;
-  border-radius: 7px; background: rgba(0, 0, 0, 0.38);
+  border-radius: 7px; background: color-mix(in srgb, currentColor 38%, transparent);
 }}
 .sdpa-switch .thumb {{
   position: absolute; top: -3px; left: -6px; width: 20px; height: 20px; border-radius: 50%;
