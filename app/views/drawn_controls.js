@@ -21,6 +21,8 @@ function slider(control, send) {
   input.max = String(control.positions.length - 1);
   input.step = "1";
   input.dataset.control = control.name;
+  // The name is the label alone; the value is read from aria-valuetext.
+  input.setAttribute("aria-label", control.label);
   const showText = (text) => {
     value.textContent = text;
     input.setAttribute("aria-valuetext", text);
