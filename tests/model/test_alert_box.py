@@ -32,8 +32,7 @@ def test_a_close_press_hides_a_closeable_alert() -> None:
         [],
         {},
         {"closed": "true"},
-        {"closed": 1},
-        *({"closed": v} for v in BAD_VALUES),
+        *({"closed": value} for value in BAD_VALUES if value is not True),
     ],
 )
 def test_anything_else_leaves_the_alert_shown(message: object) -> None:
