@@ -194,10 +194,10 @@ class DrawnFigures(CheckedPageChanges, JSComponent):
     def _handle_msg(self, msg: Any) -> None:
         # The page's message is untrusted: only a finite y within the heatmap picks a row.
         y = msg.get("row") if isinstance(msg, dict) else None
-        if (
-            isinstance(y, int | float)
-            and not isinstance(y, bool)
-            and math.isfinite(y)
-            and self.on_pick_row is not None
-        ):
-            self.on_pick_row(math.floor(y))
+        if isinstance(y, bool) or not isinstance(y, int | float) or self.on_pick_row is None:
+            return
+        # An int of any size is a row (past the matrix, picking nothing); a float only when
+        # finite (math.isfinite would raise on an int past float's range).
+        if isinstance(y, float) and not math.isfinite(y):
+            return
+        self.on_pick_row(math.floor(y))
