@@ -76,12 +76,15 @@ class PageLayout:
         first_names = list(FIRST_SCREEN_CONTROLS if shown is None else shown)
         if "seed" in first_names:
             first_names.insert(first_names.index("seed") + 1, "resample")
-        self.drawn_controls = DrawnControls(
-            session.state, [name for name in first_names if drawable(name)], margin=0
-        )
+        # The sliders and switches are drawn in the browser; a link's own choice of
+        # controls keeps its order, so it is drawn only when all of them can be.
+        drawn = [name for name in first_names if drawable(name)]
+        if len(drawn) != len(first_names) and shown is not None:
+            drawn = []
+        self.drawn_controls = DrawnControls(session.state, drawn, margin=0)
         """The first screen's sliders and switches, drawn in the browser."""
         self.widgets = build_controls(
-            session.state, [name for name in first_names if not drawable(name)]
+            session.state, [name for name in first_names if name not in drawn]
         )
         """Every Panel control widget built so far, by name (app.controls.widget_names)."""
         self.scene = AlertBox(
@@ -110,7 +113,9 @@ class PageLayout:
             sizing_mode="stretch_width",
         )
         self.show_scene(PRESETS.get(session.state.preset))
-        panel_items: list[pn.viewable.Viewable] = [self.drawn_controls]
+        panel_items: list[pn.viewable.Viewable] = []
+        if drawn:
+            panel_items.append(self.drawn_controls)
         if self.widgets:
             panel_items.append(grid(list(self.widgets.values()), min_width=170, gap=4))
         self.more_button: Disclosure | None = None
