@@ -567,3 +567,78 @@ def inline_stylesheet_write_present() -> bool:
         INLINE_STYLESHEET_WRITE in body[:1500] and INLINE_STYLESHEET_REPLACE in body[:1500]
         for body in classes
     )
+
+
+# --- The data model definitions of every served document, encoded once -------------------
+
+
+def _definitions_cached(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``Serializer.encode`` that encodes the list of data model classes a document's JSON
+    starts with (its ``defs``) once per list of classes, and everything else as before."""
+    from bokeh.core.has_props import MetaHasProps
+
+    cache: dict[tuple[type, ...], Any] = {}
+
+    def encode(self: Any, obj: Any) -> Any:
+        if obj.__class__ is list and obj and isinstance(obj[0], MetaHasProps):
+            key = tuple(obj)
+            cached = cache.get(key)
+            if cached is not None:
+                return cached
+            buffers = len(self._buffers)
+            encoded = original(self, obj)
+            # Only plain values are kept: a definition that took a binary buffer would
+            # need that buffer in each message.
+            if len(self._buffers) == buffers:
+                cache[key] = encoded
+            return encoded
+        return original(self, obj)
+
+    encode.__wrapped__ = original  # type: ignore[attr-defined]
+    return encode
+
+
+def model_definitions_encoding_checked() -> bool:
+    """Whether this Bokeh is one the definitions cache was checked against and its
+    ``Document.to_json`` still encodes the data model classes as one list through
+    ``Serializer.encode``, before the roots."""
+    import bokeh
+    from bokeh.core.serialization import Serializer
+
+    release = Version(bokeh.__version__).release
+    if f"{release[0]}.{release[1]}" not in CHECKED_BOKEH:
+        return False
+    source = inspect.getsource(Document.to_json)
+    encode = getattr(Serializer.encode, "__wrapped__", Serializer.encode)
+    return "defs = serializer.encode(data_models)" in source and callable(encode)
+
+
+def cache_model_definitions() -> bool:
+    """Encode the data model definitions each served document carries once per process.
+
+    Every document's JSON (the PULL-DOC a page asks for) starts with the definitions of
+    every ``DataModel`` class the process knows (~156 here, Panel's and panel-material-ui's
+    among them; 162 kB), encoded afresh each time: measured, 12–33 ms of the 20–42 ms it
+    takes to serialise an embedded first screen's document, the largest share of a
+    student's arrival left (docs/performance.md). They only change when a class is added,
+    which changes the list and so the cache's key.
+
+    Bokeh internal used, checked against Bokeh 3.9 and 3.10: ``Document.to_json`` encodes
+    ``[every DataModel class]`` with ``Serializer.encode`` and the definitions are plain
+    values. Upstream issue: none found (bokeh/bokeh has none on caching model definitions).
+    ``tests/model/test_compat.py::test_model_definitions_are_encoded_once`` fails loudly
+    when it changes. Returns whether it was applied; idempotent.
+    """
+    from bokeh.core.serialization import Serializer
+
+    if hasattr(Serializer.encode, "__wrapped__"):
+        return True
+    if not model_definitions_encoding_checked():
+        log.warning(
+            "sdpa-sim: Bokeh is not one the definitions cache was checked against (%s): "
+            "each document encodes its model definitions afresh",
+            ", ".join(CHECKED_BOKEH),
+        )
+        return False
+    Serializer.encode = _definitions_cached(Serializer.encode)  # type: ignore[method-assign]
+    return True

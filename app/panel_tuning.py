@@ -8,7 +8,7 @@ import os
 
 from bokeh.settings import settings
 
-from app.compat import cache_page_resources
+from app.compat import cache_model_definitions, cache_page_resources
 
 DIAGNOSTICS_VARIABLE = "BOKEH_PERFORM_ERROR_DIAGNOSTICS"
 VALIDATION_VARIABLE = "BOKEH_VALIDATE_DOC"
@@ -45,3 +45,4 @@ def tune_process() -> None:
     skip_bokeh_error_diagnostics()
     skip_document_validation()
     cache_page_resources()
+    cache_model_definitions()

@@ -221,3 +221,38 @@ def test_a_served_document_runs_the_stylesheet_wrap_once_drawn() -> None:
     callbacks = dict(document.to_json().content["callbacks"]["entries"])
     (callback,) = callbacks["document_ready"]
     assert callback["attributes"]["code"] == compat.UNCHANGED_STYLESHEETS_JS
+
+
+def test_model_definitions_are_encoded_once() -> None:
+    assert compat.model_definitions_encoding_checked(), (
+        "Bokeh's Document.to_json no longer encodes the data model classes as one list "
+        "through Serializer.encode (or this Bokeh is not in compat.CHECKED_BOKEH): re-read "
+        "bokeh/document/document.py and check compat.cache_model_definitions"
+    )
+    assert compat.cache_model_definitions()
+    assert compat.cache_model_definitions(), "applying it twice is harmless"
+    from bokeh.models import Div
+
+    first, second = Document(), Document()
+    first.add_root(Div(text="a"))
+    second.add_root(Div(text="b"))
+    defs = first.to_json().content["defs"]
+    assert defs, "a document still carries the data model definitions"
+    assert second.to_json().content["defs"] is defs, "the second document reuses them"
+    assert [definition["name"] for definition in defs] == [
+        definition["name"] for definition in Document().to_json(deferred=False)["defs"]
+    ]
+
+
+def test_a_data_model_class_made_later_is_defined_in_the_next_document() -> None:
+    from bokeh.core.properties import Int
+    from bokeh.model import DataModel
+
+    assert compat.cache_model_definitions()
+    before = {definition["name"] for definition in Document().to_json().content["defs"]}
+
+    class LaterModel(DataModel):
+        count = Int(default=3)
+
+    after = {definition["name"] for definition in Document().to_json().content["defs"]}
+    assert after - before == {LaterModel.__qualified_model__}
