@@ -407,7 +407,7 @@ def test_no_renderer_carries_unused_glyph_copies() -> None:
     document = Document()
     document.add_root(app.page.get_root(document))
     renderers = [model for model in document.models if isinstance(model, GlyphRenderer)]
-    assert len(renderers) >= 20  # the heatmap, histograms and the lesson's figures
+    assert len(renderers) >= 20  # the lesson's figures (the first screen's: test_drawn_figures)
     for renderer in renderers:
         assert renderer.nonselection_glyph is None and renderer.muted_glyph is None, renderer
 
