@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import panel as pn
 import pytest
@@ -12,34 +14,62 @@ from panel.reactive import Syncable
 
 import app.session
 from app.controls import build_controls
-from app.controls_spec import D_K_GRID, TITLE, nearest_on_grid
+from app.controls_spec import (
+    D_K_GRID,
+    HISTOGRAMS,
+    ROW,
+    SCORES,
+    TITLE,
+    VIEW,
+    WEIGHTS,
+    nearest_on_grid,
+)
 from app.session import Session, build_app
 from app.state import SimulationState
 from app.ticks import run_now
 from app.views.assumptions import assumptions_html
+from app.views.drawn_figures import DrawnFigures
 from app.views.heatmap import SCORES_PALETTE, WEIGHTS_PALETTE
+from app.views.histogram import DotProductHistograms
 from app.views.markup import ServerMarkup
 from app.views.readouts import readouts_html, verdict
 
-
-def heatmap_column(app: Session, name: str) -> np.ndarray:
-    """The 2-D array a heatmap source column holds."""
-    return app.heatmap.source.data[name][0]
+PAGE = object()
+"""The ``setter`` of the changes made here as the page (Bokeh's session sets the connection)."""
 
 
-def visible_column(app: Session) -> str:
-    """The column of the one visible heatmap renderer."""
-    (column,) = [r.glyph.image for r in app.heatmap.renderers.values() if r.visible]
-    return column
+def image(app: Session, part: str, field: str) -> np.ndarray:
+    """The n×n image ``field`` of ``part`` in the newest frame the page was sent (the
+    frame must carry that part)."""
+    frame = app.figures.frame
+    n = frame["state"]["n"]
+    flat = frame["numbers"][part][field]
+    assert flat.dtype == np.float32 and flat.shape == (n * n,)
+    return flat.reshape(n, n)
+
+
+def weights_image(app: Session) -> np.ndarray:
+    """The weights the page draws, from the newest frame (which must carry them)."""
+    return image(app, WEIGHTS, "weightsImage")
+
+
+def histogram_titles(app: Session) -> tuple[str, str]:
+    """The raw and scaled histograms' titles for the session's state, from the Python views
+    that text.js's titles are tested to match."""
+    histograms = DotProductHistograms(app.model)
+    return histograms.raw.figure.title.text, histograms.scaled.figure.title.text
 
 
 def test_page_has_the_title_and_every_plot() -> None:
     page = build_app()
     assert page.title == TITLE
     app = Session()
-    assert heatmap_column(app, "weight").shape == (32, 32)
-    assert app.histograms.raw.figure.name == "raw_histogram"
-    assert app.histograms.scaled.figure.name == "scaled_histogram"
+    assert list(app.page.select(DrawnFigures)) == [app.figures]
+    assert weights_image(app).shape == (32, 32)
+    models = json.loads(app.figures.figures)["models"]
+    assert {"heatmap", "raw_histogram", "scaled_histogram"} <= set(models)
+    # The first frame carries every part the first screen draws.
+    assert {SCORES, WEIGHTS, HISTOGRAMS, VIEW, ROW} <= set(app.figures.frame["parts"])
 
 
 def busy_watchers() -> int:
@@ -124,16 +154,22 @@ def test_what_the_page_asks_for_before_it_has_loaded_is_built_once_it_has(
 def test_moves_made_before_the_plots_turn_fold_into_one_update() -> None:
     pending: list = []
     simulation = Session(pace=pending.append)
-    weights_before = heatmap_column(simulation, "weight").copy()
+    sequence = simulation.figures.sequence
+    weights_before = weights_image(simulation).copy()
     for temperature in (4.0, 0.5, 0.25):
         simulation.state.temperature = temperature
     simulation.state.d_k = 128
     assert len(pending) == 1, "four changes before the plots' turn make one update"
-    assert np.array_equal(heatmap_column(simulation, "weight"), weights_before)
+    assert simulation.figures.sequence == sequence, "nothing is sent before the plots' turn"
+    assert np.array_equal(weights_image(simulation), weights_before)
     pending.pop()()
-    assert "d_k = 128" in simulation.histograms.raw.figure.title.text
+    assert simulation.figures.sequence == sequence + 1, "the four changes make one frame"
+    frame = simulation.figures.frame
+    assert frame["state"]["d_k"] == 128 and frame["state"]["temperature"] == 0.25
+    assert {SCORES, WEIGHTS, HISTOGRAMS} <= set(frame["parts"])
+    assert "d_k = 128" in histogram_titles(simulation)[0]
     expected = Session({"temperature": "0.25", "d_k": "128"})
-    assert np.allclose(heatmap_column(simulation, "weight"), heatmap_column(expected, "weight"))
+    assert np.allclose(weights_image(simulation), weights_image(expected))
     simulation.state.d_k = 256
     assert len(pending) == 1, "a change after the update schedules the next one"
 
@@ -142,10 +178,10 @@ def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> Non
     pending: list = []
     simulation = Session(defer=pending.append)
     bars_before = list(simulation.lesson.row_compare.scaled.data["weight"])
-    weights_before = heatmap_column(simulation, "weight").copy()
+    weights_before = weights_image(simulation).copy()
     simulation.state.temperature = 4.0
     simulation.state.temperature = 0.25
-    assert not np.allclose(heatmap_column(simulation, "weight"), weights_before)
+    assert not np.allclose(weights_image(simulation), weights_before)
     assert "0.25" not in str(simulation.lesson.collapse.caption.html)
     assert list(simulation.lesson.row_compare.scaled.data["weight"]) == bars_before
     assert len(pending) == 1, "two moves before the lesson's turn make one lesson update"
@@ -165,7 +201,9 @@ def test_controls_follow_at_once_and_moves_fold_into_one_lesson_update() -> None
     d_k_slider.value = 128
     d_k_slider.value = 256  # a second move before the update below the plots
     assert simulation.state.d_k == 256 and exact.value == 256
-    assert simulation.histograms.raw.figure.title.text.startswith("Raw q·k at d_k = 256")
+    frame = simulation.figures.frame
+    assert frame["state"]["d_k"] == 256 and HISTOGRAMS in frame["parts"]
+    assert histogram_titles(simulation)[0].startswith("Raw q·k at d_k = 256")
     assert len(pending) == 1, "both moves make one update of the lesson and the URL"
     pending.pop()()
     exact.value = 100  # typed: the slider follows, to its nearest position
@@ -208,63 +246,75 @@ def test_lesson_is_built_at_once_outside_a_server() -> None:
     assert simulation.lesson.collapse.panel in simulation.layout.content.objects
 
 
-def test_slider_moves_update_sources_in_place() -> None:
+def test_slider_moves_send_only_the_parts_they_change() -> None:
     app = Session()
-    figure, source = app.heatmap.figure, app.heatmap.source
-    raw_before = heatmap_column(app, "raw")
-    weights_before = heatmap_column(app, "weight").copy()
+    figures, items = app.figures, app.figures.figures
+    weights_before = weights_image(app).copy()
     app.state.temperature = 0.2
-    assert app.heatmap.figure is figure and app.heatmap.source is source
-    assert heatmap_column(app, "raw") is raw_before, "a temperature move must not resend scores"
-    assert not np.allclose(heatmap_column(app, "weight"), weights_before)
+    # The page keeps its figures: a move sends numbers only.
+    assert app.figures is figures and app.figures.figures is items
+    frame = app.figures.frame
+    assert SCORES not in frame["parts"] and SCORES not in frame["numbers"], (
+        "a temperature move must not resend scores"
+    )
+    assert HISTOGRAMS not in frame["parts"]
+    assert not np.allclose(weights_image(app), weights_before)
     app.state.n = 64
-    assert heatmap_column(app, "weight").shape == (64, 64)
-    assert app.heatmap.source.data["dw"] == [64]
-    assert (app.heatmap.figure.y_range.start, app.heatmap.figure.y_range.end) == (64, 0)
+    assert app.figures.frame["state"]["n"] == 64
+    assert weights_image(app).shape == (64, 64)
+    assert image(app, SCORES, "rawImage").shape == (64, 64)
 
 
-def test_a_zoom_stays_until_n_changes() -> None:
+def test_only_an_n_move_sends_a_new_matrix_size() -> None:
+    """The heatmap's ranges (and a student's zoom) live in the page, which fits them to the
+    frame's n: only an n move carries another n."""
     app = Session()
-    x_range, y_range = app.heatmap.figure.x_range, app.heatmap.figure.y_range
-    # The student zooms into the first eight keys and queries (the page sets the ranges).
-    x_range.update(start=0, end=8)
-    y_range.update(start=8, end=0)
-    app.state.d_k = 256
-    app.state.seed = 3
-    app.state.causal = True
-    assert (x_range.start, x_range.end, y_range.start, y_range.end) == (0, 8, 8, 0)
+    for values in ({"d_k": 256}, {"seed": 3}, {"causal": True}):
+        app.state.set_controls(**values)
+        frame = app.figures.frame
+        assert SCORES in frame["parts"] and frame["state"]["n"] == 32, values
+        assert image(app, SCORES, "rawImage").shape == (32, 32)
     app.state.n = 16
-    assert (x_range.start, x_range.end, y_range.start, y_range.end) == (0, 16, 16, 0)
-    assert x_range.bounds == y_range.bounds == (0, 16)
+    assert app.figures.frame["state"]["n"] == 16
+    assert image(app, SCORES, "scaledImage").shape == (16, 16)
 
 
 def test_view_switches_column_and_colour_bar() -> None:
     app = Session()
-    assert visible_column(app) == "weight"
-    assert tuple(app.heatmap.mapper.palette) == tuple(WEIGHTS_PALETTE)
-    assert (app.heatmap.mapper.low, app.heatmap.mapper.high) == (0.0, 1.0)
+    heatmap = app.figures.config["heatmap"]
+    assert heatmap["weights_palette"] == list(WEIGHTS_PALETTE)
+    assert heatmap["scores_palette"] == list(SCORES_PALETTE)
+    assert app.figures.frame["state"]["view"] == "weights"
+    scores = app.figures.frame["numbers"][SCORES]
+    # The colour range of a scores view: symmetric around 0, to the largest |score|.
+    raw = image(app, SCORES, "rawImage")
+    assert scores["rawLimit"] == pytest.approx(np.nanmax(np.abs(raw)))
+    assert scores["scaledLimit"] == pytest.approx(app.model.scores.scaled_limit)
+    sequence = app.figures.sequence
     app.state.view = "raw"
-    assert visible_column(app) == "raw"
-    assert tuple(app.heatmap.mapper.palette) == tuple(SCORES_PALETTE)
-    assert app.heatmap.mapper.low == -app.heatmap.mapper.high
-    assert app.heatmap.mapper.high == pytest.approx(np.nanmax(np.abs(heatmap_column(app, "raw"))))
+    frame = app.figures.frame
+    # A view change sends no numbers: the page has them all.
+    assert frame["parts"] == [VIEW] and frame["numbers"] == {}
+    assert frame["state"]["view"] == "raw" and app.figures.sequence == sequence + 1
     app.state.view = "scaled"
-    assert visible_column(app) == "scaled"
-    assert app.heatmap.mapper.high == pytest.approx(app.model.scores.scaled_limit)
-    # New scores in a scores view: the colour range follows them, the view stays.
+    assert app.figures.frame["state"]["view"] == "scaled"
+    # New scores in a scores view: the frame carries them and their new colour range.
     app.state.view = "raw"
     app.state.d_k = 1024
-    assert visible_column(app) == "raw"
-    assert app.heatmap.mapper.high == pytest.approx(app.model.scores.raw_limit)
-    assert app.heatmap.mapper.high > 4 * app.model.scores.scaled_limit
+    frame = app.figures.frame
+    assert frame["state"]["view"] == "raw" and SCORES in frame["parts"]
+    scores = frame["numbers"][SCORES]
+    assert scores["rawLimit"] == pytest.approx(app.model.scores.raw_limit)
+    assert scores["rawLimit"] > 4 * scores["scaledLimit"]
 
 
 def test_d_k_updates_histograms_titles_and_readouts() -> None:
     app = Session()
     app.state.d_k = 1024
-    assert "d_k = 1024" in app.histograms.raw.figure.title.text
-    assert app.histograms.raw.figure.x_range.end == pytest.approx(4.5 * 32)
-    html = app.readouts.pane.html
+    assert "d_k = 1024" in histogram_titles(app)[0]
+    raw = app.figures.frame["numbers"][HISTOGRAMS]["raw"]
+    assert raw["right"][-1] == pytest.approx(4.5 * 32)  # the raw histogram's x range
+    html = readouts_html(app.model)
     assert ">32.0<" in html and "√d_k = 32.0" in html
 
 
@@ -310,16 +360,20 @@ def test_readouts_show_lesson_numbers_and_no_nan() -> None:
 
 def test_readouts_follow_the_state_and_only_flow_to_the_page() -> None:
     app = Session()
-    before = app.readouts.pane.html
+    before = readouts_html(app.model)
     app.state.temperature = 0.1
-    assert app.readouts.pane.html == readouts_html(app.model) != before
-    # A page cannot write the markup back: its change is refused, the server's stays.
+    assert readouts_html(app.model) != before
+    # The readouts are drawn from the weights: the frame of the move carries them.
+    weights = app.figures.frame["numbers"][WEIGHTS]
+    assert weights["meanMaxWeight"] == app.model.weights.mean_max_weight
+    # A page cannot write the frame or the figures back: its change is not followed.
     document = Document()
-    model = app.readouts.pane.get_root(document)
-    shown = app.readouts.pane.html
+    model = app.figures.get_root(document)
+    frame, items = app.figures.frame, app.figures.figures
     with set_curdoc(document):
-        model.data.set_from_json("html", "<img src=x onerror=alert(1)>", setter=object())
-    assert app.readouts.pane.html == shown
+        model.data.set_from_json("frame", {"parts": ["<img src=x onerror=alert(1)>"]}, setter=PAGE)
+        model.data.set_from_json("figures", "<img src=x onerror=alert(1)>", setter=PAGE)
+    assert app.figures.frame is frame and app.figures.figures is items
 
 
 def test_server_markup_replaces_the_markup_of_every_rendered_page() -> None:
@@ -331,20 +385,20 @@ def test_server_markup_replaces_the_markup_of_every_rendered_page() -> None:
     assert markup.get_root(Document()).data.html == "<b>b</b>"
 
 
-def test_d_k_move_sends_only_what_changed_in_the_histograms() -> None:
+def test_a_d_k_move_keeps_the_scaled_histograms_bins_and_spreads_the_raw_one() -> None:
     app = Session()
-    scaled, raw = app.histograms.scaled, app.histograms.raw
-    scaled_curve, scaled_left = scaled.curve.data["x"], scaled.bars.data["left"]
-    raw_curve = raw.curve.data["x"]
+    before = app.figures.frame["numbers"][HISTOGRAMS]
     app.state.d_k = 256
+    after = app.figures.frame["numbers"][HISTOGRAMS]
+    scaled, raw = after["scaled"], after["raw"]
     # The scaled histogram keeps its bins and its Normal(0, 1) curve: only heights change.
-    assert scaled.curve.data["x"] is scaled_curve
-    assert scaled.bars.data["left"] is scaled_left
-    np.testing.assert_array_equal(scaled.bars.data["top"], app.model.scaled_histogram.density)
+    for field in ("left", "right", "curveX", "curveY"):
+        np.testing.assert_array_equal(scaled[field], before["scaled"][field])
+    np.testing.assert_array_equal(scaled["density"], app.model.scaled_histogram.density)
     # The raw one spreads out with √d_k: new bins and a new curve.
-    assert raw.curve.data["x"] is not raw_curve
-    assert raw.bars.data["right"][-1] == pytest.approx(4.5 * 16)
-    np.testing.assert_array_equal(raw.bars.data["top"], app.model.raw_histogram.density)
+    assert not np.array_equal(raw["curveX"], before["raw"]["curveX"])
+    assert raw["right"][-1] == pytest.approx(4.5 * 16)
+    np.testing.assert_array_equal(raw["density"], app.model.raw_histogram.density)
 
 
 def test_no_renderer_carries_unused_glyph_copies() -> None:
@@ -353,7 +407,7 @@ def test_no_renderer_carries_unused_glyph_copies() -> None:
     document = Document()
     document.add_root(app.page.get_root(document))
     renderers = [model for model in document.models if isinstance(model, GlyphRenderer)]
-    assert len(renderers) >= 20  # the heatmap, histograms and the lesson's figures
+    assert len(renderers) >= 20  # the lesson's figures (the first screen's: test_drawn_figures)
     for renderer in renderers:
         assert renderer.nonselection_glyph is None and renderer.muted_glyph is None, renderer
 

@@ -7,6 +7,7 @@ import asyncio
 import concurrent.futures
 import csv
 import io
+import json
 import math
 
 import numpy as np
@@ -55,6 +56,8 @@ from app.session import Session
 from app.state import SimulationState
 from app.views.assumptions import AssumptionsView
 from app.views.heatmap import MASK_COLOUR, OVERFLOW_COLOUR, OVERFLOW_LABEL
+from app.views.histogram import DotProductHistograms
+from app.views.readouts import readouts_html
 
 OVERFLOW_QUERY = {
     "d_k": "1024",
@@ -319,15 +322,22 @@ def test_qk_norm_restores_the_spread_whatever_the_sigma(rho: float) -> None:
 
 def test_the_readouts_show_the_expected_spread() -> None:
     session = Session({"sigma_q": "2", "sigma_k": "2", "d_k": "64"})
-    html = session.readouts.pane.html
+    html = readouts_html(session.model)
     assert "expected 32.0" in html and "expected 4.00" in html  # σ_qσ_k√d_k and σ_qσ_k
     assert "√d_k = 8.0" not in html
-    title = session.histograms.scaled.figure.title.text
+    title = DotProductHistograms(session.model).scaled.figure.title.text
     assert "at d_k = 64:" in title and "std ≈ 4" in title
+    # What the page fills its title and readouts with (text.js): the law in the frame's state.
+    frame = session.figures.frame
+    assert (frame["state"]["sigma_q"], frame["state"]["sigma_k"]) == (2.0, 2.0)
+    assert frame["numbers"][HISTOGRAMS]["scaled"]["expectedStd"] == pytest.approx(4.0)
     session.state.qk_norm = True
     session.update_plots()
-    assert "expected 1.00 · QK-norm restores it" in session.readouts.pane.html
-    lesson = Session().readouts.pane.html
+    assert "expected 1.00 · QK-norm restores it" in readouts_html(session.model)
+    frame = session.figures.frame
+    assert frame["state"]["qk_norm"] is True and HISTOGRAMS in frame["parts"]
+    assert frame["numbers"][HISTOGRAMS]["scaled"]["expectedStd"] == pytest.approx(1.0)
+    lesson = readouts_html(Session().model)
     assert "√d_k = 8.0" in lesson and "target 1.0" in lesson and "non-finite" not in lesson
 
 
@@ -345,18 +355,22 @@ def test_float16_without_max_subtraction_overflows_and_with_it_stays_finite() ->
     threshold = sdpa_core.exp_overflow_threshold("float16")
     raw = raw_scores(32, 1024, 0)
     np.testing.assert_array_equal(nan_rows, raw.max(axis=1) > threshold)
-    html = session.readouts.pane.html
+    html = readouts_html(session.model)
     assert f">{weights.non_finite:,}<" in html and "float16, no max subtraction" in html
     section = assumptions_view(session).readouts.html
     assert f">{weights.non_finite:,}<" in section and "exp overflows above 11.1" in section
-    # The heatmap: the overflowed cells in their own colour, with a legend entry.
-    heatmap = session.heatmap
-    assert heatmap.overflow_renderer.visible and heatmap.overflow_legend.visible
-    image = heatmap.overflow_source.data["overflow"][0]
-    np.testing.assert_array_equal(image == 1, ~np.isfinite(weights.weights))
-    assert heatmap.overflow_renderer.glyph.color_mapper.palette == [OVERFLOW_COLOUR]
+    # The heatmap: the frame marks the overflowed cells (1, NaN elsewhere) for the page's
+    # overflow layer, which the figures carry in its own colour with a legend entry.
+    sent = session.figures.frame["numbers"][WEIGHTS]
+    assert sent["report"]["nonFinite"] == weights.non_finite and sent["stable"] is False
+    overflow = sent["overflowImage"]
+    assert overflow.dtype == np.float32 and overflow.shape == (32 * 32,)
+    np.testing.assert_array_equal(overflow.reshape(32, 32) == 1, ~np.isfinite(weights.weights))
+    assert np.isnan(overflow[overflow != 1]).all()
+    items = session.figures.figures
     assert OVERFLOW_COLOUR != MASK_COLOUR
-    assert heatmap.overflow_legend.items[0].label.value == OVERFLOW_LABEL
+    assert json.dumps(OVERFLOW_COLOUR) in items and json.dumps(OVERFLOW_LABEL) in items
+    assert "overflow_renderer" in json.loads(items)["models"]
 
     session.state.subtract_max = True
     session.update_plots()
@@ -365,14 +379,18 @@ def test_float16_without_max_subtraction_overflows_and_with_it_stays_finite() ->
     assert weights.non_finite == 0 and np.isfinite(weights.weights).all()
     np.testing.assert_allclose(weights.weights.sum(axis=1), 1.0, atol=2e-3)
     assert 0 < weights.precision_report.max_abs_error < 0.01
-    assert not heatmap.overflow_renderer.visible and not heatmap.overflow_legend.visible
+    sent = session.figures.frame["numbers"][WEIGHTS]
+    assert sent["overflowImage"] is None, "nothing overflows: the page hides the layer"
+    assert sent["report"]["nonFinite"] == 0 and sent["stable"] is True
     assert ">0<" in assumptions_view(session).readouts.html
 
 
-def test_no_overflow_layer_on_a_page_that_never_overflows() -> None:
+def test_no_overflow_image_is_sent_while_nothing_overflows() -> None:
     session = Session({"precision": "float16"})
-    assert session.heatmap.overflow_source is None
     assert session.model.weights.non_finite == 0
+    assert session.figures.frame["numbers"][WEIGHTS]["overflowImage"] is None
+    session.state.temperature = 0.5
+    assert session.figures.frame["numbers"][WEIGHTS]["overflowImage"] is None
 
 
 @pytest.mark.parametrize("precision", ["float32", "bfloat16", "float16"])
@@ -393,8 +411,10 @@ def test_every_row_overflowing_leaves_no_mean_to_show() -> None:
     model.refresh({"subtract_max"})
     assert math.isnan(model.weights.mean_max_weight)
     session = Session({**OVERFLOW_QUERY, "temperature": "0.05"})
-    assert "Every row overflowed" in session.readouts.pane.html
-    assert ">—<" in session.readouts.pane.html
+    html = readouts_html(session.model)
+    assert "Every row overflowed" in html and ">—<" in html
+    # The page's readouts (text.js) read the same mean from the frame: NaN, not a number.
+    assert math.isnan(session.figures.frame["numbers"][WEIGHTS]["meanMaxWeight"])
 
 
 # --- Data out -------------------------------------------------------------------------------
@@ -414,9 +434,13 @@ def test_the_matrix_csv_holds_the_pages_values(query: dict[str, str]) -> None:
     rows = read_csv(matrix_csv(model))
     n = model.state.n
     assert tuple(rows[0]) == MATRIX_COLUMNS and len(rows) == n * n
-    drawn = session.heatmap.source.data
-    for column in ("raw", "scaled", "weight"):
-        image = drawn[column][0]
+    drawn = session.figures.frame["numbers"]
+    for column, (part, field) in {
+        "raw": (SCORES, "rawImage"),
+        "scaled": (SCORES, "scaledImage"),
+        "weight": (WEIGHTS, "weightsImage"),
+    }.items():
+        image = drawn[part][field].reshape(n, n)
         values = np.array(
             [float(row[column]) if row[column] else np.nan for row in rows], dtype=np.float32
         )
@@ -435,22 +459,22 @@ def test_the_histogram_csv_holds_the_pages_bars() -> None:
     session = Session({"sigma_q": "2", "rho": "0.5"})
     rows = read_csv(histogram_csv(session.model))
     assert tuple(rows[0]) == HISTOGRAM_COLUMNS
-    for name, view in (("raw", session.histograms.raw), ("scaled", session.histograms.scaled)):
+    drawn = session.figures.frame["numbers"][HISTOGRAMS]
+    for name in ("raw", "scaled"):
         mine = [row for row in rows if row["histogram"] == name]
-        bars = view.bars.data
-        frame = view.shown
+        bars = drawn[name]
         np.testing.assert_array_equal([float(r["left"]) for r in mine], bars["left"])
         np.testing.assert_array_equal([float(r["right"]) for r in mine], bars["right"])
-        np.testing.assert_array_equal([float(r["density"]) for r in mine], bars["top"])
+        np.testing.assert_array_equal([float(r["density"]) for r in mine], bars["density"])
         counts = np.array([int(r["count"]) for r in mine])
-        assert 0 < counts.sum() <= frame.count
+        assert 0 < counts.sum() <= bars["count"]
         widths = np.asarray(bars["right"], dtype=np.float64) - bars["left"]
         # (The density divides by the range's nominal bin width, the edges are float32.)
-        np.testing.assert_allclose(counts / (frame.count * widths), bars["top"], rtol=1e-5)
+        np.testing.assert_allclose(counts / (bars["count"] * widths), bars["density"], rtol=1e-5)
         centres = (np.asarray(bars["left"], dtype=np.float64) + bars["right"]) / 2
         np.testing.assert_allclose(
             [float(r["reference_density"]) for r in mine],
-            sdpa_core.normal_pdf(centres - frame.expected_mean, frame.expected_std**2),
+            sdpa_core.normal_pdf(centres - bars["expectedMean"], bars["expectedStd"] ** 2),
             rtol=1e-12,
         )
 

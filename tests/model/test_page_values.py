@@ -20,7 +20,6 @@ from types import SimpleNamespace
 import param
 import pytest
 from bokeh.document import Document
-from bokeh.events import Tap
 from bokeh.model import Model
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -40,6 +39,7 @@ from app.location import SafeLocation, location_params
 from app.presets import preset_options
 from app.session import Session
 from app.state import SimulationState
+from app.views.readouts import readouts_html
 
 PAGE = object()
 """The ``setter`` of the changes made here as the page: Bokeh's session sets the websocket
@@ -96,9 +96,13 @@ class Page:
 def assert_nothing_shows_nan(page: Page) -> None:
     state = page.app.state
     assert all(math.isfinite(getattr(state, name)) for name in ("d_k", "temperature", "n"))
-    text = page.app.readouts.pane.html.lower()
+    text = readouts_html(page.app.model).lower()
     assert "nan" not in text and "inf" not in text
-    weights = page.app.heatmap.source.data["weight"][0]
+    # Each of these changes the numbers drawn: the newest frame the page was sent has them.
+    frame = page.app.figures.frame
+    for name in ("d_k", "temperature", "n"):
+        assert frame["state"][name] == getattr(state, name), name
+    weights = page.app.model.weights.weights_image
     assert weights.shape == (state.n, state.n)
 
 
@@ -234,11 +238,14 @@ def test_properties_a_page_never_changes_are_not_followed(
 
 @pytest.mark.parametrize("y", [None, "abc", math.nan, math.inf, -1, 1e300, True, [3], 31.9])
 def test_a_click_anywhere_picks_a_row_or_nothing(y: object) -> None:
+    """The heatmap's click reaches the server as the message ``{"row": y}`` the page sends
+    (``model.send_msg``), which Panel hands to the component's ``_handle_msg``."""
     page = Page()
-    event = Tap(page.app.heatmap.figure, x=1.0, y=y, sx=0, sy=0)
     with set_curdoc(page.document):
-        page.document.callbacks.trigger_event(event)
+        page.app.figures._handle_msg({"row": y})
+        page.settle()
     assert page.app.state.row == (31 if y == 31.9 else 0)
+    assert page.app.figures.frame["state"]["row"] == page.app.state.row
 
 
 @settings(max_examples=300, deadline=None)

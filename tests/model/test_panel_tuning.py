@@ -52,18 +52,20 @@ def every_kind_of_move(app: Session) -> None:
         state.preset = preset
 
 
-def test_views_update_without_bokeh_validation() -> None:
+def test_views_update_without_bokeh_validation(monkeypatch: pytest.MonkeyPatch) -> None:
     app = Session()
     seen: list[bool] = []
-    update = app.heatmap.update
+    update = app.figures.update
 
     def spy(*args: object) -> None:
         seen.append(validation_on())
         update(*args)
 
-    app.heatmap.update = spy
+    monkeypatch.setattr(app.figures, "update", spy)
+    sequence = app.figures.sequence
     app.state.temperature = 2.0
     assert seen == [False]
+    assert app.figures.sequence == sequence + 1, "the spied update sent its frame"
     assert validation_on(), "validation is back on after the update"
 
 
@@ -94,8 +96,14 @@ def test_every_move_sets_values_bokeh_accepts_as_they_are(
     every_kind_of_move(simulation)
     assert len(checks) > 20 and all(checks)
     assert converted == []
-    n = simulation.state.n
-    assert simulation.heatmap.source.data["weight"][0].shape == (n, n)
+    # The frames went into the rendered page's model, the last for the state as it is.
+    (rendered,) = [
+        model.data.frame
+        for model in document.models
+        if hasattr(getattr(model, "data", None), "frame")
+    ]
+    assert rendered["sequence"] == simulation.figures.sequence > 1
+    assert rendered["state"]["n"] == simulation.state.n == 48
     document.clear()
 
 
@@ -113,7 +121,7 @@ def test_bokeh_error_diagnostics_are_skipped(
     skip_bokeh_error_diagnostics()
     assert settings.perform_error_diagnostics() is False
     with pytest.raises(AttributeError, match="unexpected attribute 'valeu'"):
-        _ = Session().heatmap.figure.valeu
+        _ = Session().page.get_root(Document()).valeu
 
 
 def test_the_environment_still_decides_bokeh_error_diagnostics(
