@@ -4,7 +4,8 @@ Against a real ``panel serve app/main.py``: two sessions open as a browser's wou
 gets its document and, once opened, its lesson, and a slider move comes back as a frame of
 the first-screen figures carrying the heatmap's image. If the page changes so that the
 client no longer finds what it needs (slider labels, model names, the figures' data model,
-the lesson's gate), this fails instead of the benchmark silently measuring nothing. No assertion on time: every wait is on state, bounded by a generous timeout.
+the lesson's gate), this fails instead of the benchmark silently measuring nothing. No
+assertion on time: every wait is on state, bounded by a generous timeout.
 
 The attribution of heatmap images to moves is checked without a server, on event orders
 seen on this machine.
