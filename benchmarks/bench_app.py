@@ -41,6 +41,7 @@ import platform
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -212,6 +213,7 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     """
     import panel_material_ui as pmui
     from bokeh.document import Document
+    from bokeh.document.events import DocumentPatchedEvent
     from bokeh.protocol import Protocol
     from panel.io.state import set_curdoc
     from panel.io.state import state as pn_state
@@ -230,10 +232,12 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     # A session sends the whole document once when the page connects; later messages
     # only reference the models it already has.
     document.to_json()
-    # Connected, as document_ready leaves a served session (Panel's ``state._on_load``):
-    # until then Panel drops the changes a ``pn.io.hold`` collected, since the document
-    # would still go out in full, and the first screen's frame would never be built.
+    # As a served session is once its page is ready (Panel's ``state._on_load``), on the
+    # thread that owns the document: otherwise ``pn.io.hold`` drops the changes it
+    # collected (unconnected: the document would still go out in full) or leaves them to
+    # a next tick nothing runs here (another thread), and no frame would be built.
     pn_state._connected[document] = True
+    pn_state._thread_id_[document] = threading.get_ident()
     events: list[object] = []
     document.on_change(events.append)
     protocol = Protocol()
@@ -253,7 +257,14 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
         # listener (here: ``events.append``) is what a served session has too.
         with set_curdoc(document):
             step()
-        protocol.create("PATCH-DOC", [event for event in events if event.setter is not BROWSER])
+        # What a session sends: the model changes (not its callbacks), the browser's own
+        # changes left out.
+        patched = [
+            event
+            for event in events
+            if isinstance(event, DocumentPatchedEvent) and event.setter is not BROWSER
+        ]
+        protocol.create("PATCH-DOC", patched)
         return 1e3 * (time.perf_counter() - start)
 
     def run_later_updates() -> None:
