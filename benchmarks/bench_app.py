@@ -9,10 +9,16 @@ a markdown table for docs/performance.md::
 
 What is measured:
 
-- first render: navigation start → the heatmap's image data is present and its canvas is
-  painted (a non-background pixel at the centre of its frame), stamped in the page.
+- first render: navigation start → the first-screen figures have drawn the session's first
+  frame (app/views/drawn_figures.js) and the heatmap's canvas is painted (a non-background
+  pixel at the centre of its frame), stamped in the page.
 - slider → painted: a keyboard press on the temperature slider → the first animation frame
   at which the heatmap has repainted with a new weights array, both stamped in the page.
+
+The first screen's figures are not models of the session's document: the page embeds them
+in documents of their own and draws the session's frames into them. Their models are read
+from the record the component pushes onto ``window.SdpaDrawnFigures`` (``models`` by
+figures.js's names, ``frames`` drawn); the lesson's figures are in ``Bokeh.documents[0]``.
 - server update: a slider's value set in-process, as the browser's message sets it →
   model refresh → the first screen's views updated (the app's own ``pn.io.hold``, the page
   attached to a Bokeh ``Document`` with a change listener, as in a session) → its PATCH-DOC
@@ -35,6 +41,7 @@ import platform
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -57,11 +64,11 @@ TEMPERATURE_STEPS = (("ArrowRight", "1.25"), ("ArrowLeft", "1"))
 
 FIRST_PAINT_INIT_JS = """(() => {
   const painted = () => {
-    const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
-    const figure = doc && doc.get_model_by_name('heatmap');
-    const image = figure && figure.renderers.find((r) => r.glyph.type === 'Image');
-    const weight = image && image.data_source.data.weight;
-    if (!weight || !weight[0] || !weight[0].length) return false;
+    const record = window.SdpaDrawnFigures && window.SdpaDrawnFigures[0];
+    if (!record || !record.models || !(record.frames > 0)) return false;
+    const figure = record.models.heatmap;
+    const shown = record.models.source.data.shown;
+    if (!shown || !shown[0] || !shown[0].length) return false;
     const view = Bokeh.index.find_one(figure);
     if (!view || !view.has_finished()) return false;
     const frame = view.frame.bbox;
@@ -82,15 +89,15 @@ FIRST_PAINT_INIT_JS = """(() => {
 """Stamps ``window.__sdpaFirstPaint`` (ms since navigation start) once the heatmap is painted."""
 
 READY_JS = """() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle
-  && Bokeh.documents[0].get_model_by_name('heatmap') != null
+  && window.SdpaDrawnFigures && SdpaDrawnFigures[0] && SdpaDrawnFigures[0].frames > 0
   && Bokeh.documents[0].get_model_by_name('row_comparison') != null"""
 """The whole page is up: the first screen and the lesson (see :func:`open_lesson`)."""
 
 ARM_JS = """() => {
-  const figure = Bokeh.documents[0].get_model_by_name('heatmap');
-  // The weights image (whichever renderer draws it shares the one source).
-  const source = figure.renderers.find((r) => r.glyph.type === 'Image').data_source;
-  const view = Bokeh.index.find_one(figure);
+  const {models} = SdpaDrawnFigures[0];
+  // The weights image: each frame that carries weights gives the source a new array.
+  const source = models.source;
+  const view = Bokeh.index.find_one(models.heatmap);
   const before = source.data.weight[0];
   const bench = window.__sdpaBench = {start: null, painted: null};
   window.addEventListener('keydown', () => { bench.start = performance.now(); },
@@ -206,8 +213,10 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     """
     import panel_material_ui as pmui
     from bokeh.document import Document
+    from bokeh.document.events import DocumentPatchedEvent
     from bokeh.protocol import Protocol
     from panel.io.state import set_curdoc
+    from panel.io.state import state as pn_state
 
     import app.derived as derived
     import sdpa_core.metrics
@@ -223,6 +232,12 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     # A session sends the whole document once when the page connects; later messages
     # only reference the models it already has.
     document.to_json()
+    # As a served session is once its page is ready (Panel's ``state._on_load``), on the
+    # thread that owns the document: otherwise ``pn.io.hold`` drops the changes it
+    # collected (unconnected: the document would still go out in full) or leaves them to
+    # a next tick nothing runs here (another thread), and no frame would be built.
+    pn_state._connected[document] = True
+    pn_state._thread_id_[document] = threading.get_ident()
     events: list[object] = []
     document.on_change(events.append)
     protocol = Protocol()
@@ -242,7 +257,14 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
         # listener (here: ``events.append``) is what a served session has too.
         with set_curdoc(document):
             step()
-        protocol.create("PATCH-DOC", [event for event in events if event.setter is not BROWSER])
+        # What a session sends: the model changes (not its callbacks), the browser's own
+        # changes left out.
+        patched = [
+            event
+            for event in events
+            if isinstance(event, DocumentPatchedEvent) and event.setter is not BROWSER
+        ]
+        protocol.create("PATCH-DOC", patched)
         return 1e3 * (time.perf_counter() - start)
 
     def run_later_updates() -> None:

@@ -22,12 +22,15 @@ process given by ``--server-pid`` or, on a loopback address, the one listening o
 
 What is measured, per run (``time.monotonic()`` in every process, so stamps compare):
 
-- document arrival: page request → PULL-DOC-REPLY (the first screen can be drawn);
-  lesson arrival: page request → the PATCH-DOC that completes the lesson's models.
-- move latency: a slider change sent → the PATCH-DOC carrying the new heatmap image
-  (see ``protocol_client.attribute_moves``: exact while one move of a student is in
-  flight, possibly one update early when several are); "never answered": moves the
-  heatmap never showed once the server had gone quiet. Moves are split by when they were
+- document arrival: page request → PULL-DOC-REPLY (the first screen can be drawn: its
+  figures come with the page, their first frame of numbers in the document), and how many
+  models that document holds; lesson arrival: page request → the PATCH-DOC that completes
+  the lesson's models.
+- move latency: a slider change sent → the PATCH-DOC carrying the new heatmap numbers (the
+  frame of the first-screen figures with the weights, its image buffers received; see
+  ``protocol_client.attribute_moves``: exact while one move of a student is in flight,
+  possibly one update early when several are); "never answered": moves the heatmap never
+  showed once the server had gone quiet. Moves are split by when they were
   sent: while students were still arriving, in steady state, during the flood.
 - server CPU per arriving session (arrival window, less the moves made in it) and per move
   (steady state, both parts of a move: the plots and the update after them); RSS per
@@ -700,6 +703,9 @@ def summarise(
         for s in students
         if s["times"]["page"] is not None
     ]
+    document_models = [
+        s["document_models"] for s in students if s.get("document_models") is not None
+    ]
     moves = [move for s in students for move in s["moves"]]
     answered = [move for move in moves if move["answered"] is not None]
     arrived_at = all_arrived_at or math.inf
@@ -782,6 +788,7 @@ def summarise(
         "lessons_s": spread(lessons),
         "lessons_after_request_s": spread(requested),
         "pages_s": spread(pages),
+        "document_models": statistics.median(document_models) if document_models else None,
         "moves_ms": spread(latencies(moves), 1000),
         "moves_arriving_ms": spread(latencies(arriving), 1000),
         "moves_steady_ms": spread(latencies(steady), 1000),
@@ -936,6 +943,10 @@ def table(report: dict[str, Any]) -> str:
                 0,
             )
             spread_row("  sent during the flood", class_run["moves_flood_ms"], "", 0)
+        value_row(
+            "models in the pulled document (median)",
+            fmt(class_run.get("document_models"), 0),
+        )
         value_row(
             f"moves never answered (within {report['grace_s']:g} s)",
             f"{class_run['moves_never_answered']} of {class_run['moves_sent']}",

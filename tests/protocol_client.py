@@ -39,11 +39,21 @@ from tornado.websocket import WebSocketClientConnection, WebSocketClosedError, w
 
 # --- What the client knows about the app's page -------------------------------------------
 
-HEATMAP_FIGURE = "heatmap"
-"""The ``name`` of the score-matrix figure (app/views/heatmap.py)."""
+FRAME_ATTRIBUTE = "frame"
+"""The property of the first-screen figures' data model that each update sets (app/views/
+drawn_figures.py, ``DrawnFigures.frame``): a frame of numbers (app/numbers_out.py,
+``numbers_frame``: ``{"sequence", "state", "parts", "numbers"}``). The heatmap and the
+histograms are not models of the session's document: the page embeds them in documents of
+its own and draws every frame into them."""
 
-HEATMAP_COLUMNS = frozenset({"weight", "raw", "scaled"})
-"""The heatmap source's image columns: a patch that sets one of them shows a move."""
+FIGURES_ATTRIBUTE = "figures"
+"""The other property that marks the figures' data model (the figures' Bokeh JSON items):
+the model has both, whatever the type name Panel generates for it (``DrawnFigures1``…)."""
+
+HEATMAP_PART = "weights"
+"""The model part whose numbers carry the heatmap's image (``weightsImage``): every move
+that changes the image recomputes it (d_k, n and seed change the scores and so the weights,
+temperature the weights alone), so a frame whose ``parts`` name it shows a move."""
 
 LESSON_MODELS = ("row_comparison", "collapse", "worked_example", "quiz")
 """Names of models only the lesson below the plots holds: it has arrived once all are in."""
@@ -70,7 +80,8 @@ DOCUMENT_READY = {
 as BokehJS's serializer encodes ``{}``)."""
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
-"""Largest websocket frame accepted: a heatmap image at n = 1024 is a 4 MiB buffer."""
+"""Largest websocket frame accepted: a heatmap image at n = 1024 is a 4 MiB buffer (a
+frame's images come as binary frames of their own)."""
 
 # --- What a browser sends after painting (Chromium 156, light theme, 1280×800) -------------
 
@@ -139,7 +150,8 @@ THEME: dict[str, dict[str, Any]] = {
 }
 """Model type → the properties panel-material-ui's theme sets on it in the page, with the
 values Chromium sent (captured with Playwright): each model's set goes back to the server
-as one PATCH-DOC, once per figure as it is painted."""
+as one PATCH-DOC, once per figure of the session's document as it is painted (the lesson's;
+the first screen's figures live in documents of the page's own, which send nothing)."""
 
 TOOLBAR_STYLESHEET = (
     ".bk-right.bk-active, .bk-above.bk-active {\n"
@@ -191,7 +203,8 @@ class ModelIndex:
     """Every model of one session's document, kept up to date from the server's messages.
 
     Only what the client needs is tracked: the models (from the pulled document and every
-    patch that adds one) and the properties patches change. Column data are not kept.
+    patch that adds one) and the properties patches change. Column data are not kept, nor
+    the figures' frames (only which parts the newest one carried).
     """
 
     def __init__(self) -> None:
@@ -232,8 +245,14 @@ class ModelIndex:
         if kind == "ModelChanged":
             added = self.add(event.get("new"))
             record = self.resolve(event.get("model"))
-            if record is not None and event.get("attr") != "data":
-                record.attributes[event["attr"]] = event.get("new")
+            attr = event.get("attr")
+            if record is None or attr == "data":
+                return added
+            if attr == FRAME_ATTRIBUTE:
+                # A frame's numbers are the page's to draw: keep what it answered.
+                record.attributes[attr] = {"parts": frame_parts(event.get("new"))}
+            else:
+                record.attributes[attr] = event.get("new")
             return added
         if kind in ("RootAdded", "MessageSent"):
             return self.add(event)
@@ -265,17 +284,18 @@ class ModelIndex:
                     found.append(child)
         return found
 
-    def heatmap_sources(self) -> set[str]:
-        """Ids of the data sources the heatmap figure's image renderers draw from."""
-        figure = self.named(HEATMAP_FIGURE)
-        if figure is None:
-            return set()
-        sources: set[str] = set()
-        for renderer in self.children(figure, "renderers"):
-            glyphs = self.children(renderer, "glyph")
-            if glyphs and glyphs[0].type == "Image":
-                sources |= {source.id for source in self.children(renderer, "data_source")}
-        return sources
+    def figures_data(self) -> set[str]:
+        """Ids of the data models the first-screen figures' frames are set on (one per
+        ``DrawnFigures`` of the page): the models with both :data:`FRAME_ATTRIBUTE` and
+        :data:`FIGURES_ATTRIBUTE` among their properties."""
+        return {
+            record.id
+            for record in self.find(
+                lambda record: (
+                    FRAME_ATTRIBUTE in record.attributes and FIGURES_ATTRIBUTE in record.attributes
+                )
+            )
+        }
 
     def slider(self, key: str) -> Slider:
         """The slider ``key`` (a key of :data:`SLIDER_LABELS`): the data model holding its
@@ -338,12 +358,13 @@ class Move:
     acked: float | None = None
     """When the server's OK for the message arrived (the change has been applied)."""
     answered: float | None = None
-    """When the heatmap patch that shows the move arrived (see :func:`attribute_moves`)."""
+    """When the frame that shows the move on the heatmap arrived, its images included (see
+    :func:`attribute_moves`)."""
     error: str | None = None
 
     @property
     def latency(self) -> float | None:
-        """Seconds from send to the heatmap patch, or None if it never came."""
+        """Seconds from send to the heatmap's frame, or None if it never came."""
         return None if self.answered is None else self.answered - self.sent
 
 
@@ -357,7 +378,8 @@ class SessionTimes:
     connected: float | None = None
     """The websocket is open and the server's ACK received."""
     document: float | None = None
-    """The PULL-DOC-REPLY received: the first screen can be drawn."""
+    """The PULL-DOC-REPLY received (the first screen's first frame is in it): the first
+    screen can be drawn."""
     document_ready: float | None = None
     """``document_ready`` sent."""
     lesson_requested: float | None = None
@@ -428,7 +450,11 @@ class ProtocolSession:
         self.bytes_received = 0
         self.messages_received = 0
         self.heatmap_times: list[float] = []
-        """Arrival of every PATCH-DOC that carried a new heatmap image."""
+        """Arrival of every PATCH-DOC that carried a new heatmap image: a frame of the
+        first-screen figures naming :data:`HEATMAP_PART`, its binary buffers included
+        (Bokeh's receiver hands a message over once all of them have come)."""
+        self.document_models: int | None = None
+        """How many models the pulled document held (the first screen, before the lesson)."""
         self.closed = False
         self._socket: WebSocketClientConnection | None = None
         self._connection: WebSocketClientConnectionWrapper | None = None
@@ -442,7 +468,7 @@ class ProtocolSession:
         were last attributed: they are attributed again only when one of them changed."""
         self._acks = 0
         self._last_message = 0.0
-        self._heatmap_sources: set[str] = set()
+        self._figures_data: set[str] = set()
         self._acked = False
         self._lesson_echoed = False
         self._tasks: set[asyncio.Task[None]] = set()
@@ -483,7 +509,6 @@ class ProtocolSession:
         self.times.connected = time.monotonic()
         await self._send(self._protocol.create("PULL-DOC-REQ"))
         await self.wait_for(lambda: self.times.document is not None, "the document")
-        self._heatmap_sources = self.index.heatmap_sources()
         if self.echo:
             await self._echo_after_paint(self.index.models.keys(), first_screen=True)
 
@@ -637,6 +662,8 @@ class ProtocolSession:
             self._acked = True
         elif kind == "PULL-DOC-REPLY":
             self.index.add(message.content.get("doc", {}))
+            self.document_models = len(self.index)
+            self._figures_data = self.index.figures_data()
             self.times.document = now
             if self.index.has_lesson():
                 self.times.lesson = now
@@ -662,7 +689,7 @@ class ProtocolSession:
             added += self.index.apply(event)
             shows_heatmap = shows_heatmap or self._is_heatmap_image(event)
         if added:
-            self._heatmap_sources = self.index.heatmap_sources()
+            self._figures_data = self.index.figures_data()
         if self.times.lesson is None and added and self.index.has_lesson():
             self.times.lesson = now
             if self.echo and not self._lesson_echoed:
@@ -676,16 +703,11 @@ class ProtocolSession:
 
     def _is_heatmap_image(self, event: Mapping[str, Any]) -> bool:
         model = event.get("model")
-        if not isinstance(model, dict) or model.get("id") not in self._heatmap_sources:
+        if not isinstance(model, dict) or model.get("id") not in self._figures_data:
             return False
-        kind = event.get("kind")
-        if kind == "ColumnDataChanged":
-            # ``cols`` lists the columns of a partial update; it is null when all were sent.
-            columns = event.get("cols") or _map_keys(event.get("data"))
-            return bool(HEATMAP_COLUMNS & set(columns))
-        if kind == "ModelChanged" and event.get("attr") == "data":
-            return bool(HEATMAP_COLUMNS & _map_keys(event.get("new")))
-        return kind in ("ColumnsStreamed", "ColumnsPatched")
+        if event.get("kind") != "ModelChanged" or event.get("attr") != FRAME_ATTRIBUTE:
+            return False
+        return HEATMAP_PART in frame_parts(event.get("new"))
 
     async def _echo_after_paint(self, ids: Iterable[str], first_screen: bool = False) -> None:
         """Send what a painted page sends back for the models ``ids``: the theme of each
@@ -771,11 +793,22 @@ def _pass_on(
         patch -= 1
 
 
-def _map_keys(value: Any) -> set[str]:
-    """The keys of a dict as Bokeh serializes it (``{"type": "map", "entries": …}``)."""
+def _map_get(value: Any, key: str) -> Any:
+    """Item ``key`` of a dict as Bokeh serializes it (``{"type": "map", "entries": …}``, or
+    a plain JSON object), None if it has none."""
     if isinstance(value, dict) and value.get("type") == "map":
-        return {entry[0] for entry in value.get("entries", []) if isinstance(entry[0], str)}
-    return set(value) if isinstance(value, dict) else set()
+        for entry in value.get("entries", []):
+            if isinstance(entry, list | tuple) and len(entry) == 2 and entry[0] == key:
+                return entry[1]
+        return None
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def frame_parts(frame: Any) -> set[str]:
+    """The model parts a frame of the first-screen figures answers (its ``parts``), as the
+    ``new`` value of the PATCH-DOC event that set it serializes the frame."""
+    parts = _map_get(frame, "parts")
+    return {part for part in parts if isinstance(part, str)} if isinstance(parts, list) else set()
 
 
 def browser_echo(
@@ -890,5 +923,6 @@ def session_summary(session: ProtocolSession) -> dict[str, Any]:
         "errors": list(session.errors),
         "bytes_received": session.bytes_received,
         "heatmap_patches": len(session.heatmap_times),
+        "document_models": session.document_models,
         "models": len(session.index),
     }

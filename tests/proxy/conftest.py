@@ -3,7 +3,9 @@ project's deploy/nginx.conf, and Chromium pages opened through it that fail the 
 page error, any request that leaves nginx (a CDN, say) or any error in a process's log.
 
 The page helpers (:class:`AppPage`: waiting for the first screen, pressing a slider, waiting
-for new heatmap data) are the browser tests' own, loaded from tests/browser/conftest.py.
+for a new heatmap image) are the browser tests' own, loaded from tests/browser/conftest.py,
+and every page gets the script that finds the served figures (browser_support's
+``FIGURES_HELPER_JS``: the first screen's figures are not in the session's document).
 Everything waits on state (the page's data, nginx's access log), never on time.
 """
 
@@ -17,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import browser_support
 import pytest
 from browser_support import AppServer
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Dialog, Page, Request
@@ -110,7 +113,7 @@ class ClusterPages:
                 self.log_marks.setdefault(server.port, (server, server.log_size()))
         context = self.chromium.new_context(viewport=viewport or WIDE, color_scheme="light")
         context.set_default_timeout(browser_helpers.PAGE_TIMEOUT_MS)
-        context.add_init_script(browser_helpers.HEATMAP_HELPER_JS)
+        context.add_init_script(browser_support.FIGURES_HELPER_JS)
         if route_key is not None:
             cookie = {"name": ROUTE_COOKIE, "value": route_key, "url": cluster.proxy.url}
             context.add_cookies([cookie])

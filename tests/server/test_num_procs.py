@@ -598,16 +598,18 @@ def _kill(pids: list[int]) -> None:
 PAGE_TIMEOUT_MS = 30_000
 
 MARK_WEIGHTS_JS = """() => {
-  const figure = Bokeh.documents[0].get_model_by_name('heatmap');
-  const image = figure.renderers.find((renderer) => renderer.glyph.type === 'Image');
-  window.__sdpaWeights = image.data_source.data.weight[0];
+  const {models, frames} = window.SdpaDrawnFigures[0];
+  window.__sdpaWeights = {array: models.source.data.weight[0], frames};
 }"""
+"""Notes the heatmap's weights (app/views/drawn_figures.js draws the session's frames into
+the first-screen figures' own documents, and counts the frames it has drawn)."""
 
 WEIGHTS_CHANGED_JS = """() => {
-  const figure = Bokeh.documents[0].get_model_by_name('heatmap');
-  const image = figure.renderers.find((renderer) => renderer.glyph.type === 'Image');
-  return image.data_source.data.weight[0] !== window.__sdpaWeights;
+  const {models, frames} = window.SdpaDrawnFigures[0];
+  const before = window.__sdpaWeights;
+  return frames > before.frames && models.source.data.weight[0] !== before.array;
 }"""
+"""True once a later frame has been drawn, with new weights."""
 
 SERVER_ERROR_MARKERS = ("Traceback (most recent call last)", "ERROR", "error handling message")
 BENIGN_SERVER_ERRORS = ("WebSocketClosedError", "StreamClosedError")

@@ -1,10 +1,11 @@
 """The protocol-level client the class-load benchmark drives (tests/protocol_client.py).
 
 Against a real ``panel serve app/main.py``: two sessions open as a browser's would, each
-gets its document and, once opened, its lesson, and a slider move comes back as a heatmap
-image. If the page changes so that the client no longer finds what it needs (slider labels,
-model names, the lesson's gate), this fails instead of the benchmark silently measuring
-nothing. No assertion on time: every wait is on state, bounded by a generous timeout.
+gets its document and, once opened, its lesson, and a slider move comes back as a frame of
+the first-screen figures carrying the heatmap's image. If the page changes so that the
+client no longer finds what it needs (slider labels, model names, the figures' data model,
+the lesson's gate), this fails instead of the benchmark silently measuring nothing. No
+assertion on time: every wait is on state, bounded by a generous timeout.
 
 The attribution of heatmap images to moves is checked without a server, on event orders
 seen on this machine.
@@ -20,12 +21,14 @@ import pytest
 from browser_support import AppServer, start_server, stop_server
 from procs_support import run_async
 from protocol_client import (
-    HEATMAP_COLUMNS,
+    FRAME_ATTRIBUTE,
+    HEATMAP_PART,
     LESSON_MODELS,
     Move,
     ProtocolSession,
     SliderWalk,
     attribute_moves,
+    frame_parts,
     open_lesson,
     page_url,
 )
@@ -80,11 +83,30 @@ def test_two_sessions_get_their_document_lesson_and_heatmap(app_server: AppServe
         assert times.started <= times.page <= times.document
         assert times.lesson is not None and times.lesson >= times.document
         assert all(session.index.named(name) is not None for name in LESSON_MODELS)
-        assert session.index.heatmap_sources(), "the heatmap's image source was not found"
+        (data_id,) = session.index.figures_data()
         assert move.acked is not None and move.error is None
         assert move.answered is not None and move.answered >= move.sent
-        assert session.heatmap_times, f"no patch set any of {sorted(HEATMAP_COLUMNS)}"
+        assert session.heatmap_times, f"no patch set a {FRAME_ATTRIBUTE} naming {HEATMAP_PART}"
+        # The index keeps which parts the newest frame answered: the move's included.
+        newest = session.index.models[data_id].attributes[FRAME_ATTRIBUTE]
+        changed = {"scores", HEATMAP_PART} if session.moves[0].slider == "d_k" else {HEATMAP_PART}
+        assert changed <= newest["parts"]
     assert "Traceback" not in app_server.log_text()
+
+
+def test_frame_parts_reads_a_frame_as_bokeh_serializes_it() -> None:
+    frame = {
+        "type": "map",
+        "entries": [
+            ["sequence", 2],
+            ["parts", ["histograms", "scores", "weights"]],
+            ["numbers", {"type": "map", "entries": []}],
+        ],
+    }
+    assert frame_parts(frame) == {"histograms", "scores", "weights"}
+    assert frame_parts({"parts": ["view"]}) == {"view"}
+    assert frame_parts({"type": "map"}) == set()
+    assert frame_parts(None) == set()
 
 
 def _moves(*stamps: tuple[float, float | None]) -> list[Move]:
