@@ -35,19 +35,81 @@ CHROMIUM_ARGS = [
 ]
 """Headless, as root, and quiet on a machine whose only network is loopback."""
 
+FIGURES_HELPER_JS = """(() => {
+  const drawn = () => {
+    const record = window.SdpaDrawnFigures && window.SdpaDrawnFigures[0];
+    return record && record.models ? record : null;
+  };
+  window.sdpaDrawn = drawn;
+  window.sdpaDocuments = () => {
+    const documents = [...((window.Bokeh && Bokeh.documents) || [])];
+    for (const view of (window.Bokeh && Bokeh.index) || []) {
+      const doc = view.model.document;
+      if (doc && !documents.includes(doc)) documents.push(doc);
+    }
+    return documents;
+  };
+  window.sdpaFigure = (name) => {
+    const record = drawn();
+    if (record && name in record.models) return record.models[name];
+    for (const doc of sdpaDocuments()) {
+      const model = doc.get_model_by_name(name);
+      if (model) return model;
+    }
+    return null;
+  };
+  window.sdpaComponent = () => [...Bokeh.documents[0].all_models].find((model) =>
+    model.data != null && typeof model.data.property === 'function'
+    && 'figures' in model.data.properties && 'frame' in model.data.properties);
+  const same = (a, b) => a.length === b.length && a.every((value, i) => Object.is(value, b[i]));
+  window.sdpaHeatmap = () => {
+    const figure = sdpaFigure('heatmap');
+    const shown = figure.renderers.find((renderer) => renderer.name === 'heatmap_image');
+    const data = shown.data_source.data;
+    const title = sdpaFigure('heatmap_title').text;
+    // The view's column: the one whose image the glyph's "shown" column holds. BokehJS
+    // keeps copies, so compare the numbers; where two views' images are equal (raw and
+    // scaled at d_k = 1), the view the title names first.
+    const {titles, columns} = sdpaComponent().data.config.heatmap;
+    const named = Object.keys(titles).filter((view) => titles[view] === title);
+    const order = [...named.map((view) => columns[view]), ...Object.values(columns)];
+    const column = data.shown
+      ? order.find((name) => data[name] && same(data[name][0], data.shown[0])) || null
+      : null;
+    return {figure, shown, data, column, title};
+  };
+  window.sdpaFrames = () => {
+    if (window.__sdpaFrames) return window.__sdpaFrames;
+    const component = sdpaComponent();
+    const log = {parts: component.data.config.parts, frames: []};
+    component.data.property('frame').change.connect(() => {
+      const frame = component.data.frame;
+      log.frames.push({sequence: frame.sequence, parts: [...frame.parts]});
+    });
+    window.__sdpaFrames = log;
+    return log;
+  };
+})();"""
+"""Installed in every browser test's page: where the served figures are.
+
+``sdpaFigure(name)`` is the DrawnFigures component's model of that name
+(``window.SdpaDrawnFigures[0].models``: app/views/drawn_figures.js), else the model of that
+name in any Bokeh document on the page (the lesson's figures are in the session's own);
+``sdpaComponent()`` the component's own Bokeh model (its parameters on ``data``);
+``sdpaHeatmap()`` the heatmap figure, its one image renderer, the source's data, the view's
+column the renderer draws (column ``shown`` holds a copy of its image) and the view's title;
+``sdpaFrames()`` starts, once, a log of the frames the session sends the component (their
+sequence and parts) and returns it."""
+
 HEATMAP_DRAWN_JS = """() => {
+  const record = window.SdpaDrawnFigures && window.SdpaDrawnFigures[0];
   const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
-  if (!doc || !doc.is_idle) return false;
-  const figure = doc.get_model_by_name('heatmap');
-  if (!figure) return false;
-  const image = figure.renderers.find((renderer) => renderer.glyph.type === 'Image');
-  const weight = image && image.data_source.data.weight;
-  if (!weight || !weight[0] || !weight[0].length) return false;
-  const view = Bokeh.index.find_one(figure);
+  if (!record || !record.models || !(record.frames > 0) || !doc || !doc.is_idle) return false;
+  const view = Bokeh.index.find_one(record.models.heatmap);
   return view != null && view.has_finished();
 }"""
-"""True once the websocket session is idle and the heatmap has weights and is drawn (the
-first screen: the tests in tests/browser check the rest of the page)."""
+"""True once the websocket session is idle and the first-screen component has drawn a
+frame and its heatmap is painted (the first screen: tests/browser checks the rest)."""
 
 
 PORTS = range(5100, 5200)

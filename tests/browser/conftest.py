@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from browser_support import AppServer, start_server, stop_server
+from browser_support import (
+    FIGURES_HELPER_JS,
+    HEATMAP_DRAWN_JS,
+    AppServer,
+    start_server,
+    stop_server,
+)
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Response
 
 from app.views.lesson_gate import GATE_LABEL
@@ -31,30 +37,13 @@ LOG_RECORD_START = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ", re.MULT
 
 WIDE = {"width": 1280, "height": 800}
 
-HEATMAP_HELPER_JS = """window.sdpaHeatmap = () => {
-  const doc = Bokeh.documents[0];
-  const figure = doc.get_model_by_name('heatmap');
-  const images = figure.renderers.filter((renderer) => renderer.glyph.type === 'Image');
-  const shown = images.find((renderer) => renderer.visible) || images[0];
-  return {doc, figure, images, shown, data: images[0].data_source.data};
-};"""
-"""Installed in every test page: the heatmap figure, its image renderers (one per view, on
-one shared source, or a single one), the one shown and the source's data."""
-
-FIRST_SCREEN_JS = """() => {
-  const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
-  if (!doc || !doc.is_idle || !doc.get_model_by_name('heatmap')) return false;
-  const {figure, data} = sdpaHeatmap();
-  const weight = data.weight;
-  if (!weight || !weight[0] || !weight[0].length) return false;
-  const view = Bokeh.index.find_one(figure);
-  return view != null && view.has_finished();
-}"""
-"""True once the websocket session is idle and the heatmap has data and has been drawn."""
+FIRST_SCREEN_JS = HEATMAP_DRAWN_JS
+"""True once the websocket session is idle and the first-screen component has drawn a
+frame of data and its heatmap is painted."""
 
 LESSON_JS = """() => {
   const doc = Bokeh.documents[0];
-  const lesson = doc.get_model_by_name('row_comparison');
+  const lesson = sdpaFigure('row_comparison');
   return doc.is_idle && lesson != null && Bokeh.index.find_one(lesson) != null;
 }"""
 """True once the lesson below the plots is on the page and the session is idle."""
@@ -67,9 +56,8 @@ SECTION_OPEN_JS = """(title) => {
 """True once the lesson section ``title`` is open and the session is idle."""
 
 HEATMAP_JS = """(column) => {
-  const {figure, shown, data} = sdpaHeatmap();
-  const field = shown.glyph.image.field;
-  const image = data[column || field][0];
+  const {figure, shown, data, column: drawn, title} = sdpaHeatmap();
+  const image = data[column || 'shown'][0];
   const [rows, cols] = image.shape;
   const rowSums = [];
   let nanUpper = 0, nanLowerOrDiagonal = 0, finite = 0, max = -Infinity, sumSquares = 0;
@@ -90,23 +78,26 @@ HEATMAP_JS = """(column) => {
   }
   const mapper = shown.glyph.color_mapper;
   return {
-    field, rows, cols, rowSums, nanUpper, nanLowerOrDiagonal, finite, max, sumSquares,
+    field: drawn, glyphField: shown.glyph.image.field,
+    rows, cols, rowSums, nanUpper, nanLowerOrDiagonal, finite, max, sumSquares,
     columns: Object.keys(data).sort(),
     float32: image instanceof Float32Array,
     shapes: ['raw', 'scaled', 'weight'].map((name) => Array.from(data[name][0].shape)),
     dw: data.dw[0], dh: data.dh[0],
     xRange: [figure.x_range.start, figure.x_range.end],
     yRange: [figure.y_range.start, figure.y_range.end],
-    title: figure.title.text,
+    title,
     mapperLow: mapper.low, mapperHigh: mapper.high,
     paletteFirst: mapper.palette[0], paletteLength: mapper.palette.length,
   };
 }"""
-"""A summary of the heatmap: the column its glyph draws (``field``) and, for the column
-asked for (default: that one), its shape, row sums, extremes and NaN (masked) cells."""
+"""A summary of the heatmap: the view's column its one image glyph draws (``field``: the
+glyph draws column ``shown``, which holds that column's image; ``glyphField``) and, for the
+column asked for (default: the one drawn), its shape, row sums, extremes and NaN (masked)
+cells."""
 
 HISTOGRAM_JS = """(name) => {
-  const figure = Bokeh.documents[0].get_model_by_name(name);
+  const figure = sdpaFigure(name);
   const bars = figure.renderers.find((r) => r.glyph.type === 'Quad').data_source.data;
   const curve = figure.renderers.find((r) => r.glyph.type === 'Line').data_source.data;
   let mass = 0, mean = 0;
@@ -122,7 +113,6 @@ HISTOGRAM_JS = """(name) => {
     const centre = (bars.left[i] + bars.right[i]) / 2;
     variance += weight * (centre - mean) ** 2;
   }
-  const legend = figure.legend && figure.legend[0];
   return {
     bins: bars.top.length, mass, mean, std: Math.sqrt(variance / mass),
     curvePeak: Math.max(...curve.y), curvePoints: curve.x.length,
@@ -133,7 +123,7 @@ HISTOGRAM_JS = """(name) => {
 """The std of the histogram as drawn (bin centres weighted by their mass) and its curve."""
 
 PAINTED_JS = """(name) => {
-  const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name(name));
+  const view = Bokeh.index.find_one(sdpaFigure(name));
   const canvas = view.canvas_view.compose().canvas;
   const frame = view.frame.bbox;
   const ratio = view.canvas_view.pixel_ratio;
@@ -145,17 +135,40 @@ PAINTED_JS = """(name) => {
 
 MARK_JS = """(column) => {
   const {data} = sdpaHeatmap();
+  const log = sdpaFrames();
   window.__sdpaMarked = window.__sdpaMarked || {};
-  window.__sdpaMarked[column] = data[column][0];
+  const image = data[column][0];
+  window.__sdpaMarked[column] = {
+    values: Float32Array.from(image), shape: Array.from(image.shape), since: log.frames.length,
+  };
+}"""
+"""Copy the heatmap source's ``column`` as it is now, and note how many frames the session
+had sent the component (the log starts at the first mark)."""
+
+SAME_JS = """(column) => {
+  const marked = window.__sdpaMarked[column];
+  const image = sdpaHeatmap().data[column][0];
+  const shape = Array.from(image.shape);
+  if (shape.join() !== marked.shape.join() || image.length !== marked.values.length) return false;
+  for (let i = 0; i < image.length; i++) {
+    if (!Object.is(image[i], marked.values[i])) return false;
+  }
+  return true;
 }"""
 
-CHANGED_JS = """(column) => {
-  const {data} = sdpaHeatmap();
-  return data[column][0] !== window.__sdpaMarked[column];
-}"""
+CHANGED_JS = f"(column) => !({SAME_JS})(column)"
+
+NOT_RESENT_JS = f"""(column) => {{
+  const log = sdpaFrames();
+  const part = column === 'weight' ? log.parts.weights : log.parts.scores;
+  const since = log.frames.slice(window.__sdpaMarked[column].since);
+  return ({SAME_JS})(column) && !since.some((frame) => frame.parts.includes(part));
+}}"""
+"""True while the heatmap still draws the ``column`` :meth:`AppPage.mark` copied and no
+frame since has carried the part it comes from (``scores`` for raw and scaled)."""
 
 HISTOGRAMS_AT_JS = """(d_k) => ['raw_histogram', 'scaled_histogram'].every((name) =>
-  Bokeh.documents[0].get_model_by_name(name).title.text.includes(`d_k = ${d_k}:`))"""
+  sdpaFigure(name).title.text.includes(`d_k = ${d_k}:`))"""
 
 URL_HAS_JS = """(expected) => {
   const query = new URLSearchParams(window.location.search);
@@ -246,11 +259,11 @@ class AppPage:
         return target.inner_text().strip()
 
     def mark(self, column: str) -> None:
-        """Remember the heatmap source's current ``column`` array, to wait for a new one."""
+        """Remember the heatmap source's current ``column`` image, to wait for a new one."""
         self.page.evaluate(MARK_JS, column)
 
     def wait_changed(self, column: str) -> None:
-        """Wait until the server has sent a new ``column`` array since :meth:`mark`."""
+        """Wait until the heatmap draws another ``column`` image than :meth:`mark` saw."""
         self.page.wait_for_function(CHANGED_JS, arg=column)
 
     def wait_histograms(self, d_k: int) -> None:
@@ -258,8 +271,9 @@ class AppPage:
         self.page.wait_for_function(HISTOGRAMS_AT_JS, arg=d_k)
 
     def is_marked(self, column: str) -> bool:
-        """Whether the heatmap source still holds the ``column`` array :meth:`mark` saw."""
-        return not self.page.evaluate(CHANGED_JS, column)
+        """Whether the heatmap still holds the ``column`` image :meth:`mark` saw and no
+        frame since has resent it."""
+        return self.page.evaluate(NOT_RESENT_JS, column)
 
     def wait_url(self, **expected: str) -> None:
         """Wait until the page's own URL query holds every ``name=value`` given."""
@@ -297,7 +311,7 @@ def app_page(app_server: AppServer, chromium: Browser) -> Iterator[AppPage]:
     """
     context = chromium.new_context(viewport=WIDE, color_scheme="light")
     context.set_default_timeout(PAGE_TIMEOUT_MS)
-    context.add_init_script(HEATMAP_HELPER_JS)
+    context.add_init_script(FIGURES_HELPER_JS)
     page = context.new_page()
     app = AppPage(page=page, server=app_server, log_mark=app_server.log_size())
 

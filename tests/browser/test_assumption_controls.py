@@ -22,10 +22,9 @@ pytestmark = pytest.mark.browser
 OVERFLOW = "?d_k=1024&scaled=false&precision=float16&subtract_max=false"
 
 OVERFLOW_JS = """() => {
-  const doc = Bokeh.documents[0];
-  const figure = doc.get_model_by_name('heatmap');
-  const layer = doc.get_model_by_name('heatmap_overflow');
-  const legend = doc.get_model_by_name('heatmap_overflow_legend');
+  const figure = sdpaFigure('heatmap');
+  const layer = sdpaFigure('overflow_renderer');
+  const legend = sdpaFigure('overflow_legend');
   if (!layer || !layer.visible || !legend || !legend.visible) return null;
   const image = layer.data_source.data.overflow[0];
   const [rows, cols] = image.shape;
@@ -101,7 +100,7 @@ def test_the_new_controls_work_from_the_keyboard(app_page: AppPage) -> None:
     sigma.press("ArrowRight")
     app_page.wait_url(sigma_q="1.2")
     app_page.page.wait_for_function(
-        """() => Bokeh.documents[0].get_model_by_name('raw_histogram')
+        """() => sdpaFigure('raw_histogram')
              .title.text.includes('std ≈ 19.2')"""
     )
     rho = box.get_by_role("slider", name="ρ (q–k correlation)")
@@ -148,7 +147,7 @@ def test_float16_overflow_is_marked_and_counted(app_page: AppPage) -> None:
     app_page.wait_url(subtract_max="true")
     app_page.page.wait_for_function(
         "() => !sdpaHeatmap().data.weight[0].some(Number.isNaN)"
-        " && !Bokeh.documents[0].get_model_by_name('heatmap_overflow').visible"
+        " && !sdpaFigure('overflow_renderer').visible"
     )
     assert app_page.readout("non-finite") == "0"
     assert app_page.heatmap()["rowSums"] == pytest.approx([1.0] * 32, abs=5e-3)
@@ -189,7 +188,7 @@ def test_the_histogram_csv_equals_the_pages_bars(app_page: AppPage) -> None:
     assert name == "sdpa_d_k-64_sigma_q-2_rho-0.5_histogram.csv"
     bars = app_page.page.evaluate(
         """() => ['raw_histogram', 'scaled_histogram'].map((name) => {
-          const figure = Bokeh.documents[0].get_model_by_name(name);
+          const figure = sdpaFigure(name);
           const data = figure.renderers.find((r) => r.glyph.type === 'Quad').data_source.data;
           return {left: Array.from(data.left), right: Array.from(data.right),
                   top: Array.from(data.top)};

@@ -16,10 +16,11 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.browser
 
 IFRAME_READY_JS = """(frame) => {
-  const doc = frame.contentWindow.Bokeh && frame.contentWindow.Bokeh.documents[0];
-  if (!doc || !doc.is_idle) return false;
-  const image = doc.get_model_by_name('heatmap_weight');
-  return image != null && image.data_source.data.weight[0].length > 0;
+  const inner = frame.contentWindow;
+  const doc = inner.Bokeh && inner.Bokeh.documents[0];
+  if (!doc || !doc.is_idle || !inner.sdpaDrawn() || !(inner.sdpaDrawn().frames > 0)) return false;
+  const {data} = inner.sdpaHeatmap();
+  return data.weight[0].length > 0;
 }"""
 
 
@@ -36,7 +37,7 @@ def test_embed_layout_has_no_header_and_keeps_the_url_state(app_page: AppPage) -
     expect(page.get_by_test_id("verdict")).to_contain_text("one-hot")
     # The controls come first and the heatmap starts within the 600-px-high frame.
     heatmap_top = page.evaluate(
-        "() => Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('heatmap'))"
+        "() => Bokeh.index.find_one(sdpaFigure('heatmap'))"
         ".el.getBoundingClientRect().top"
     )
     assert heatmap_top < 600
@@ -64,9 +65,9 @@ def test_copy_link_and_embed_code(app_page: AppPage) -> None:
 
 FIRST_SCREEN_IN_FRAME_JS = """() => {
   const doc = window.Bokeh && Bokeh.documents[0];
-  if (!doc || !doc.is_idle) return null;
+  if (!doc || !doc.is_idle || !sdpaDrawn() || !(sdpaDrawn().frames > 0)) return null;
   const box = (name) => {
-    const view = Bokeh.index.find_one(doc.get_model_by_name(name));
+    const view = Bokeh.index.find_one(sdpaFigure(name));
     const rect = view && view.canvas_view.el.getBoundingClientRect();
     return rect && {left: rect.left, top: rect.top, right: rect.right, bottom: rect.bottom};
   };

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.browser
 SIZES = [{"width": 800, "height": 600}, {"width": 400, "height": 700}]
 
 CANVAS_JS = """(name) => {
-  const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name(name));
+  const view = Bokeh.index.find_one(sdpaFigure(name));
   const box = view.canvas_view.el.getBoundingClientRect();
   return {left: box.left, right: box.right, top: box.top, bottom: box.bottom};
 }"""

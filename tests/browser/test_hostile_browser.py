@@ -53,10 +53,10 @@ SCREEN_NUMBERS_JS = """() => {
 
 
 OUTLINE_JS = """() => {
-  const {data} = Bokeh.documents[0].get_model_by_name('row_outline').data_source;
+  const {data} = sdpaFigure('row_outline');
   return {top: [...data.top], bottom: [...data.bottom]};
 }"""
-"""The heatmap's dashed outline of the compared row (its renderer is named row_outline)."""
+"""The heatmap's dashed outline of the compared row (its source is the component's ``row_outline``)."""
 
 
 def expected_state(query: str) -> SimulationState:
@@ -127,9 +127,11 @@ def guarded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontSe
 
 DRAWN_JS = """() => {
   const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
-  return Boolean(doc && doc.is_idle && doc.get_model_by_name('heatmap'));
+  const record = window.SdpaDrawnFigures && window.SdpaDrawnFigures[0];
+  return Boolean(doc && doc.is_idle && record && record.frames > 0);
 }"""
-"""True once the page's websocket session has its document and is idle."""
+"""True once the page's websocket session has its document and is idle and its first
+screen has drawn a frame (this page has no init script: nothing but the app's globals)."""
 
 
 def test_a_link_too_long_to_keep_opens_the_page_with_a_notice(

@@ -21,7 +21,7 @@ COLLAPSE_METRICS = ("entropy", "max_weight", "jacobian_norm")
 """The collapse figures are named ``collapse_<metric>`` (app/views/collapse.py)."""
 
 EXTENT_JS = """(name) => {
-  const figure = Bokeh.documents[0].get_model_by_name(name);
+  const figure = sdpaFigure(name);
   const view = Bokeh.index.find_one(figure);
   view.el.scrollIntoView({block: 'center'});
   const box = view.el.getBoundingClientRect();
@@ -32,16 +32,23 @@ EXTENT_JS = """(name) => {
     frame: place(view.frame.bbox),
     title: place(Bokeh.index.find_one(figure.title).bbox),
   };
+  // The heatmap's title is a text box above it (its own title is empty): it wraps.
+  const headline = name === 'heatmap' ? sdpaFigure('heatmap_title') : null;
+  if (headline) {
+    const rect = Bokeh.index.find_one(headline).el.getBoundingClientRect();
+    parts.headline = {left: rect.left, right: rect.right, top: rect.top, bottom: rect.bottom};
+  }
   const bar = figure.right.find((model) => model.type === 'ColorBar');
   if (bar) parts.colourBar = place(Bokeh.index.find_one(bar).bbox);
   return parts;
 }"""
-"""Scroll figure ``name`` into view; return where it, its frame, title and colour bar are."""
+"""Scroll figure ``name`` into view; return where it, its frame, title (and the heatmap's
+text title above it) and colour bar are."""
 
 THEME_JS = """() => ({
   background: getComputedStyle(document.body).backgroundColor,
   text: getComputedStyle(document.body).color,
-  figure: Bokeh.documents[0].get_model_by_name('heatmap').background_fill_color,
+  figure: sdpaFigure('heatmap').background_fill_color,
 })"""
 
 
@@ -142,7 +149,7 @@ def test_header_does_not_cover_the_controls(app_page: AppPage, width: int) -> No
 
 
 LEFT_JS = """(name) => {
-  const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name(name));
+  const view = Bokeh.index.find_one(sdpaFigure(name));
   const box = view.el.getBoundingClientRect();
   return {left: box.left, right: box.right, top: box.top};
 }"""
@@ -184,7 +191,7 @@ def test_theme_toggle_switches_between_light_and_dark(app_page: AppPage) -> None
         arg=light["background"],
     )
     page.wait_for_function(
-        "(before) => Bokeh.documents[0].get_model_by_name('heatmap')"
+        "(before) => sdpaFigure('heatmap')"
         ".background_fill_color !== before",
         arg=light["figure"],
     )
@@ -201,7 +208,7 @@ def test_theme_toggle_switches_between_light_and_dark(app_page: AppPage) -> None
         arg=dark["background"],
     )
     page.wait_for_function(
-        "(before) => Bokeh.documents[0].get_model_by_name('heatmap')"
+        "(before) => sdpaFigure('heatmap')"
         ".background_fill_color !== before",
         arg=dark["figure"],
     )

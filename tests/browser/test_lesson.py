@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.browser
 
 FIGURES_HAVE_DATA_JS = """(names) => names.every((name) => {
-  const figure = Bokeh.documents[0].get_model_by_name(name);
+  const figure = sdpaFigure(name);
   if (!figure) return false;
   const view = Bokeh.index.find_one(figure);
   return view != null && view.has_finished() && figure.renderers.some((renderer) => {
@@ -25,7 +25,7 @@ FIGURES_HAVE_DATA_JS = """(names) => names.every((name) => {
   });
 })"""
 
-ROW_TITLE_JS = """(row) => Bokeh.documents[0].get_model_by_name('row_comparison')
+ROW_TITLE_JS = """(row) => sdpaFigure('row_comparison')
   .title.text.startsWith(`Query i = ${row}:`)"""
 
 LESSON_FIGURES = [
@@ -105,7 +105,7 @@ def test_clicking_a_heatmap_row_picks_the_query(app_page: AppPage) -> None:
     """A click on row 10 of the heatmap shows query 10 in the row comparison."""
     app_page.open()
     page = app_page.page
-    view = "Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('heatmap'))"
+    view = "Bokeh.index.find_one(sdpaFigure('heatmap'))"
     canvas = page.evaluate_handle(f"() => {view}.canvas_view.el")
     # Frame coordinates are relative to the canvas element; Playwright's element click
     # scrolls it into view and waits until it stops moving.
@@ -126,7 +126,7 @@ def test_the_lesson_is_built_when_the_student_scrolls_to_it(app_page: AppPage) -
     page = app_page.page
     gate = page.get_by_role("button", name=GATE_LABEL)
     expect(gate).to_be_visible()
-    assert page.evaluate("() => Bokeh.documents[0].get_model_by_name('row_comparison')") is None
+    assert page.evaluate("() => sdpaFigure('row_comparison')") is None
     page.mouse.move(640, 400)
     page.mouse.wheel(0, 400)
     page.wait_for_function(LESSON_JS)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.browser
 
 WHITE = [255, 255, 255, 255]
 
-FIGURE_BOX_JS = """(name) => Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name(name))
+FIGURE_BOX_JS = """(name) => Bokeh.index.find_one(sdpaFigure(name))
   .el.getBoundingClientRect().toJSON()"""
 
 
@@ -25,7 +25,9 @@ def test_heatmap_draws_attention_weights_whose_rows_sum_to_one(app_page: AppPage
     heatmap = app_page.heatmap()
 
     assert heatmap["field"] == "weight"
-    assert heatmap["columns"] == ["dh", "dw", "raw", "scaled", "weight", "x", "y"]
+    # One image glyph draws the "shown" column, which holds the view's own column's image.
+    assert heatmap["glyphField"] == "shown"
+    assert heatmap["columns"] == ["dh", "dw", "raw", "scaled", "shown", "weight", "x", "y"]
     assert heatmap["float32"], "the image should travel as binary float32"
     assert (heatmap["rows"], heatmap["cols"]) == (32, 32)
     assert heatmap["shapes"] == [[32, 32]] * 3

@@ -123,7 +123,7 @@ def test_sequence_length_slider_changes_the_image_shape(app_page: AppPage) -> No
 
 
 ZOOM_JS = """(keys) => {
-  const figure = Bokeh.documents[0].get_model_by_name('heatmap');
+  const figure = sdpaFigure('heatmap');
   figure.x_range.setv({start: 0, end: keys});
   figure.y_range.setv({start: keys, end: 0});
 }"""

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.browser
 
-FIELD_IS_JS = """(field) => sdpaHeatmap().shown.glyph.image.field === field"""
+FIELD_IS_JS = """(field) => sdpaHeatmap().column === field"""
+"""True once the heatmap's image glyph draws the view's column ``field``."""
 
 
 def test_causal_mask_masks_the_upper_triangle(app_page: AppPage) -> None:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.browser
 
 WATCH_RUN_JS = """() => {
-  const figure = Bokeh.documents[0].get_model_by_name('training_loss');
+  const figure = sdpaFigure('training_loss');
   const run = figure.renderers.find((r) => !('loss_low' in r.data_source.data));
   window.__sdpaRun = {source: run.data_source, lengths: [], times: []};
   const watch = window.__sdpaRun;
@@ -36,7 +36,7 @@ WATCH_RUN_JS = """() => {
 RUN_LENGTH_JS = "(steps) => window.__sdpaRun.source.data.step.length === steps"
 
 GRID_DRAWN_JS = """() => {
-  const figure = Bokeh.documents[0].get_model_by_name('training_loss');
+  const figure = sdpaFigure('training_loss');
   return figure != null
     && figure.renderers.some((r) => (r.data_source.data.loss_low || []).length > 0);
 }"""
