@@ -68,6 +68,8 @@
       this.part = config.parts;
       /** Whether the overflow layer shows an image (it then must be cleared). */
       this.overflowDrawn = false;
+      /** The n the heatmap's ranges show the whole matrix of. */
+      this.rangesN = null;
     }
 
     /** The parts this code draws: what a first screen's frame carries. */
@@ -116,7 +118,9 @@
           dh: [n],
         };
       }
-      if (parts.has(part.scores)) {
+      if (parts.has(part.scores) && n !== this.rangesN) {
+        // A zoom stays while the matrix keeps its size.
+        this.rangesN = n;
         this.drawRanges(n);
       }
       if (parts.has(part.weights) || parts.has(part.view)) {
