@@ -196,10 +196,11 @@ def test_controls_follow_at_once_and_moves_fold_into_one_lesson_update() -> None
     pending: list = []
     simulation = Session(defer=pending.append)
     simulation.layout.open_more()
-    d_k_slider = simulation.widgets["d_k"]
+    # The d_k slider is drawn in the page: its moves come as messages, by position.
+    sliders = simulation.layout.drawn_controls
     exact = simulation.widgets["d_k_exact"]
-    d_k_slider.value = 128
-    d_k_slider.value = 256  # a second move before the update below the plots
+    sliders._handle_msg({"name": "d_k", "index": D_K_GRID.index(128)})
+    sliders._handle_msg({"name": "d_k", "index": D_K_GRID.index(256)})  # before the update
     assert simulation.state.d_k == 256 and exact.value == 256
     frame = simulation.figures.frame
     assert frame["state"]["d_k"] == 256 and HISTOGRAMS in frame["parts"]
@@ -207,7 +208,9 @@ def test_controls_follow_at_once_and_moves_fold_into_one_lesson_update() -> None
     assert len(pending) == 1, "both moves make one update of the lesson and the URL"
     pending.pop()()
     exact.value = 100  # typed: the slider follows, to its nearest position
-    assert d_k_slider.value == nearest_on_grid(100, D_K_GRID) and simulation.state.d_k == 100
+    position = D_K_GRID.index(nearest_on_grid(100, D_K_GRID))
+    assert sliders.values["d_k"] == {"index": position, "text": "100"}
+    assert simulation.state.d_k == 100
     pending.pop()()
     assert not pending
 
