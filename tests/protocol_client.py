@@ -59,7 +59,12 @@ LESSON_MODELS = ("row_comparison", "collapse", "worked_example", "quiz")
 """Names of models only the lesson below the plots holds: it has arrived once all are in."""
 
 SLIDER_LABELS = {"d_k": "d_k (key dimension)", "temperature": "temperature"}
-"""Slider key → the label of its panel-material-ui widget (app/controls.py)."""
+"""Slider key (the control's name) → its label (app/controls_spec.py)."""
+
+CONTROLS_ATTRIBUTES = ("controls", "values")
+"""The properties that mark the drawn first-screen controls' data model (app/views/
+drawn_controls.py, ``DrawnControls``): the page draws a slider per entry of ``controls``
+and sends each move as a message, ``{"name", "index"}``."""
 
 MORE_CONTROLS_TYPE = "Disclosure"
 """Start of the type name of the "More controls" button's data model (app/views/
@@ -298,18 +303,28 @@ class ModelIndex:
         }
 
     def slider(self, key: str) -> Slider:
-        """The slider ``key`` (a key of :data:`SLIDER_LABELS`): the data model holding its
-        value and the labels of its positions. Raises ProtocolError if the page lacks it."""
-        label = SLIDER_LABELS[key]
-        for record in self.find(
-            lambda record: (
-                record.attributes.get("label") == label
-                and "value" in record.attributes
-                and isinstance(record.attributes.get("options"), list)
-            )
+        """The slider ``key`` (a key of :data:`SLIDER_LABELS`) of the drawn first-screen
+        controls: the component its moves are sent to and the labels of its positions.
+        Raises ProtocolError if the page lacks it."""
+        for data in self.find(
+            lambda record: all(name in record.attributes for name in CONTROLS_ATTRIBUTES)
         ):
-            return Slider(key, record.id, [str(option) for option in record.attributes["options"]])
-        raise ProtocolError(f"no slider labelled {label!r} with options in the document")
+            for control in data.attributes["controls"]:
+                if _map_get(control, "name") != key or _map_get(control, "widget") != "slider":
+                    continue
+                component = self.component_of(data.id)
+                if component is None:
+                    break
+                positions = _map_get(control, "positions") or []
+                return Slider(key, component.id, [str(position) for position in positions])
+        raise ProtocolError(f"no drawn slider {key!r} ({SLIDER_LABELS[key]!r}) in the document")
+
+    def component_of(self, data_id: str) -> ModelRecord | None:
+        """The component model (Panel's ``ReactiveESM``) whose ``data`` is ``data_id``."""
+        return next(
+            self.find(lambda record: _reference_id(record.attributes.get("data")) == data_id),
+            None,
+        )
 
     def has_lesson(self) -> bool:
         """Whether every model of :data:`LESSON_MODELS` is in the document."""
@@ -331,11 +346,12 @@ class ModelIndex:
 
 @dataclass(frozen=True)
 class Slider:
-    """A panel-material-ui slider: its value is the index of a position in ``options``."""
+    """A drawn slider: a move sends the index of a position in ``options``."""
 
     key: str
+    """The control's name, which the move's message carries."""
     model_id: str
-    """The widget's data model, whose ``value`` the page's React code sets."""
+    """The drawn controls' component model, whose data event carries the move."""
     options: list[str]
 
     def position(self, value: float) -> int:
@@ -526,21 +542,13 @@ class ProtocolSession:
     # Moves -----------------------------------------------------------------------------
 
     async def move(self, slider: Slider, position: int) -> Move:
-        """Set ``slider`` to ``position`` as the page's React code does (the ``value`` of its
-        data model) and track when the heatmap shows it."""
+        """Move ``slider`` to ``position`` as the page's drawn controls do (a data event,
+        ``model.send_msg({name, index})``, as Chromium sends it) and track when the heatmap
+        shows it."""
         message = patch_doc(
             patch_doc.create_header(),
             {},
-            {
-                "events": [
-                    {
-                        "kind": "ModelChanged",
-                        "model": {"id": slider.model_id},
-                        "attr": "value",
-                        "new": position,
-                    }
-                ]
-            },
+            {"events": [move_event(slider.model_id, slider.key, position)]},
         )
         move = Move(slider.key, position, message.header["msgid"], time.monotonic())
         self._awaiting_ok[move.msgid] = move
@@ -802,6 +810,23 @@ def _map_get(value: Any, key: str) -> Any:
                 return entry[1]
         return None
     return value.get(key) if isinstance(value, dict) else None
+
+
+def _reference_id(value: Any) -> str | None:
+    """The id of a model reference (``{"id": …}``), None for anything else."""
+    return value.get("id") if isinstance(value, dict) else None
+
+
+def move_event(model_id: str, name: str, position: int) -> dict[str, Any]:
+    """The document event a page's drawn slider ``name`` sends when moved to ``position``:
+    the component's data event, encoded as BokehJS encodes it (captured from Chromium)."""
+    data = {"type": "map", "entries": [["name", name], ["index", position]]}
+    values = {"type": "map", "entries": [["model", {"id": model_id}], ["data", data]]}
+    return {
+        "kind": "MessageSent",
+        "msg_type": "bokeh_event",
+        "msg_data": {"type": "event", "name": "data_event", "values": values},
+    }
 
 
 def frame_parts(frame: Any) -> set[str]:
