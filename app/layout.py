@@ -54,8 +54,10 @@ NOTICE_TITLE = "Some link values were adjusted"
 """The title of the alert that explains the link values fixed or ignored; the offline
 page's notice box begins with it (app.export.views.ALERT_TEXTS)."""
 
-HEATMAP_ASPECT = 1.55
-"""Width / height of the heatmap figure, which scales with its column's width."""
+HEATMAP_ASPECT = 1.75
+"""Width / height of the heatmap figure, which scales with its column's width (its title
+sits above it, outside the figure: at 400 px wide the heatmap and the raw histogram then
+still share a 700 px screen)."""
 
 HISTOGRAM_HEIGHT = 175
 """Height of each histogram figure in px (they stretch to their column's width)."""

@@ -38,6 +38,10 @@ def next_tick(doc: Document) -> Later:
     """The :data:`Later` of a served session: ``doc``'s next event-loop tick, under its lock."""
 
     def defer(callback: Callable[[], None]) -> None:
+        # A session whose page has closed has had its document destroyed (Bokeh then
+        # drops its session context): nothing is left to update, and it takes no callback.
+        if doc.session_context is None:
+            return
         doc.add_next_tick_callback(partial(_run_in, doc, callback))
 
     return defer

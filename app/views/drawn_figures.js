@@ -70,6 +70,10 @@ export function render({ model, el }) {
   const store = new F.FrameStore();
   let figures = null;
   let histogramsScheduled = false;
+  /** Whether a frame received carried histograms not drawn yet. */
+  let histogramsDue = false;
+  /** The sequence of the newest frame received. */
+  let newest = 0;
   /** What tests and the benchmark read: the models once embedded, the frames drawn and
    * the sequence of the last (SdpaDrawnFigures holds one record per component). */
   const record = { models: null, frames: 0, sequence: 0 };
@@ -87,16 +91,20 @@ export function render({ model, el }) {
     if (fresh.includes(config.row_part)) {
       figures.drawOutline(frame.state.n, frame.numbers[config.row_part].row);
     }
+    newest = Math.max(newest, frame.sequence);
+    // A frame is drawn once its histograms are (or at once, if it has none and none are
+    // still to be drawn): then every frame up to the newest received is on the page.
     const finish = () => {
       record.frames += 1;
-      record.sequence = frame.sequence;
+      record.sequence = newest;
     };
-    if (!first.has(config.parts.histograms)) {
-      if (!histogramsScheduled) finish();
+    if (atOnce) {
+      if (first.has(config.parts.histograms)) figures.drawHistograms(store);
+      finish();
       return;
     }
-    if (atOnce) {
-      figures.drawHistograms(store);
+    if (first.has(config.parts.histograms)) histogramsDue = true;
+    if (!histogramsDue) {
       finish();
       return;
     }
@@ -106,6 +114,7 @@ export function render({ model, el }) {
     histogramsScheduled = true;
     afterFrame(() => {
       histogramsScheduled = false;
+      histogramsDue = false;
       figures.drawHistograms(store);
       finish();
     });
