@@ -37,8 +37,7 @@ def test_embed_layout_has_no_header_and_keeps_the_url_state(app_page: AppPage) -
     expect(page.get_by_test_id("verdict")).to_contain_text("one-hot")
     # The controls come first and the heatmap starts within the 600-px-high frame.
     heatmap_top = page.evaluate(
-        "() => Bokeh.index.find_one(sdpaFigure('heatmap'))"
-        ".el.getBoundingClientRect().top"
+        "() => Bokeh.index.find_one(sdpaFigure('heatmap')).el.getBoundingClientRect().top"
     )
     assert heatmap_top < 600
 

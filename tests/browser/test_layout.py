@@ -191,8 +191,7 @@ def test_theme_toggle_switches_between_light_and_dark(app_page: AppPage) -> None
         arg=light["background"],
     )
     page.wait_for_function(
-        "(before) => sdpaFigure('heatmap')"
-        ".background_fill_color !== before",
+        "(before) => sdpaFigure('heatmap').background_fill_color !== before",
         arg=light["figure"],
     )
     dark = page.evaluate(THEME_JS)
@@ -208,8 +207,7 @@ def test_theme_toggle_switches_between_light_and_dark(app_page: AppPage) -> None
         arg=dark["background"],
     )
     page.wait_for_function(
-        "(before) => sdpaFigure('heatmap')"
-        ".background_fill_color !== before",
+        "(before) => sdpaFigure('heatmap').background_fill_color !== before",
         arg=dark["figure"],
     )
     restored = page.evaluate(THEME_JS)
