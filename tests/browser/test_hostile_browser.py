@@ -56,7 +56,7 @@ OUTLINE_JS = """() => {
   const {data} = sdpaFigure('row_outline');
   return {top: [...data.top], bottom: [...data.bottom]};
 }"""
-"""The heatmap's dashed outline of the compared row (its source is the component's ``row_outline``)."""
+"""The heatmap's dashed outline of the compared row (the component's ``row_outline`` source)."""
 
 
 def expected_state(query: str) -> SimulationState:

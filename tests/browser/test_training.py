@@ -35,6 +35,11 @@ WATCH_RUN_JS = """() => {
 
 RUN_LENGTH_JS = "(steps) => window.__sdpaRun.source.data.step.length === steps"
 
+GRID_TIMEOUT_MS = 180_000
+"""How long the page may wait for the comparison grid: the server computes the process's
+shared grid once, when a page first opens this section, and that first computation takes
+about 25 s of CPU in a fresh process (more on a loaded machine); later pages get it at once."""
+
 GRID_DRAWN_JS = """() => {
   const figure = sdpaFigure('training_loss');
   return figure != null
@@ -47,7 +52,7 @@ def test_train_streams_the_curves_and_fills_the_progress_bar(app_page: AppPage) 
     app_page.open("?d_k=1024&scaled=false", lesson=True)
     app_page.open_section(TRAINING_TITLE)
     page = app_page.page
-    page.wait_for_function(GRID_DRAWN_JS)
+    page.wait_for_function(GRID_DRAWN_JS, timeout=GRID_TIMEOUT_MS)
     status = page.get_by_test_id("training-status")
     expect(status).to_contain_text("Press Train to train at d_k = 1024, unscaled")
     expect(page.get_by_test_id("training-summary")).to_contain_text("With the 1/√d_k scale")
@@ -73,7 +78,7 @@ def test_stop_ends_a_run_part_way(app_page: AppPage) -> None:
     app_page.open("?d_k=256", lesson=True)
     app_page.open_section(TRAINING_TITLE)
     page = app_page.page
-    page.wait_for_function(GRID_DRAWN_JS)
+    page.wait_for_function(GRID_DRAWN_JS, timeout=GRID_TIMEOUT_MS)
     page.evaluate(WATCH_RUN_JS)
     page.get_by_role("button", name=TRAIN_LABEL, exact=True).click()
     page.wait_for_function("() => window.__sdpaRun.source.data.step.length > 0")
