@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import param
 from panel.custom import JSComponent
 
-from app.compat import CheckedPageChanges, write_to_rendered_models
+from app.compat import CheckedPageChanges
 from app.controls_spec import CONTROL_BY_NAME, Control, nearest_on_grid
 from app.state import SimulationState
 
@@ -159,7 +159,9 @@ class DrawnControls(CheckedPageChanges, JSComponent):
         return values
 
     def _show(self, *events: object) -> None:
-        write_to_rendered_models(self, "values", self._values())
+        # Through Panel: a state change may come from another widget's change on a tick of
+        # its own, outside the document's lock, which Panel then takes for the write.
+        self.values = self._values()
 
     def _handle_msg(self, msg: Any) -> None:
         value = self._value_of(msg)
