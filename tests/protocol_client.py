@@ -310,12 +310,12 @@ class ModelIndex:
             lambda record: all(name in record.attributes for name in CONTROLS_ATTRIBUTES)
         ):
             for control in data.attributes["controls"]:
-                if _map_get(control, "name") != key or _map_get(control, "widget") != "slider":
+                if map_get(control, "name") != key or map_get(control, "widget") != "slider":
                     continue
                 component = self.component_of(data.id)
                 if component is None:
                     break
-                positions = _map_get(control, "positions") or []
+                positions = map_get(control, "positions") or []
                 return Slider(key, component.id, [str(position) for position in positions])
         raise ProtocolError(f"no drawn slider {key!r} ({SLIDER_LABELS[key]!r}) in the document")
 
@@ -801,7 +801,7 @@ def _pass_on(
         patch -= 1
 
 
-def _map_get(value: Any, key: str) -> Any:
+def map_get(value: Any, key: str) -> Any:
     """Item ``key`` of a dict as Bokeh serializes it (``{"type": "map", "entries": …}``, or
     a plain JSON object), None if it has none."""
     if isinstance(value, dict) and value.get("type") == "map":
@@ -832,7 +832,7 @@ def move_event(model_id: str, name: str, position: int) -> dict[str, Any]:
 def frame_parts(frame: Any) -> set[str]:
     """The model parts a frame of the first-screen figures answers (its ``parts``), as the
     ``new`` value of the PATCH-DOC event that set it serializes the frame."""
-    parts = _map_get(frame, "parts")
+    parts = map_get(frame, "parts")
     return {part for part in parts if isinstance(part, str)} if isinstance(parts, list) else set()
 
 

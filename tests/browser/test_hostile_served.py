@@ -17,9 +17,17 @@ import re
 from typing import Any
 
 import pytest
+from hostile_messages import hostile_messages
 from hostile_queries import HostileQuery, hostile_queries, sample
 from procs_support import run_async
-from protocol_client import ModelRecord, ProtocolError, ProtocolSession, open_more_controls
+from protocol_client import (
+    ModelRecord,
+    ProtocolError,
+    ProtocolSession,
+    map_get,
+    move_event,
+    open_more_controls,
+)
 from tornado.httpclient import HTTPClientError
 from tornado.httputil import parse_qs_bytes
 
@@ -171,17 +179,16 @@ BAD_VALUES: list[Any] = [
 BokehJS encodes them), markup, 100 kB."""
 
 CONTROLS = {
-    "d_k (key dimension)": "slider",
     "exact d_k": "box",
-    "temperature": "slider",
-    "sequence length n": "slider",
-    "scale by 1/√d_k": "switch",
     "causal mask": "switch",
     "heatmap view": "choice",
     "preset scene": "choice",
     "seed": "box",
     "Resample": "button",
 }
+
+DRAWN = ("d_k", "temperature", "n", "scaled")
+"""The first screen's drawn controls (app/views/drawn_controls.py): moved by messages."""
 
 OTHER_PROPERTIES = (
     "options", "start", "end", "label", "formatter", "value_throttled", "active", "clicks",
@@ -198,6 +205,32 @@ def widget_records(session: ProtocolSession) -> dict[str, ModelRecord]:
             found.setdefault(record.attributes["label"], record)
     assert set(found) == set(CONTROLS), sorted(found)
     return found
+
+
+def drawn_records(session: ProtocolSession) -> tuple[ModelRecord, ModelRecord]:
+    """The drawn controls' component model (whose data events are moves) and data model
+    (``controls`` and ``values``)."""
+    (data,) = session.index.find(
+        lambda record: "controls" in record.attributes and "values" in record.attributes
+    )
+    component = session.index.component_of(data.id)
+    assert component is not None
+    return component, data
+
+
+def drawn_index(data: ModelRecord, name: str) -> Any:
+    """The position the page's drawn slider ``name`` was last sent."""
+    return map_get(map_get(data.attributes.get("values"), name), "index")
+
+
+def data_event(component: ModelRecord, message: Any) -> dict[str, Any]:
+    """A data event carrying ``message`` for the drawn controls, as BokehJS encodes one."""
+    values = {"type": "map", "entries": [["model", {"id": component.id}], ["data", message]]}
+    return {
+        "kind": "MessageSent",
+        "msg_type": "bokeh_event",
+        "msg_data": {"type": "event", "name": "data_event", "values": values},
+    }
 
 
 def valid(kind: str, record: ModelRecord) -> bool:
@@ -224,15 +257,20 @@ async def send_bad_values(url: str) -> tuple[ProtocolSession, dict[str, ModelRec
             for value in BAD_VALUES:
                 event = {"kind": "ModelChanged", "model": {"id": record.id}, "attr": attr}
                 await session.send_events([{**event, "new": value}])
+    # The drawn controls: every hostile message family, and their properties set directly.
+    component, data = drawn_records(session)
+    for _, message in hostile_messages(DRAWN, ["index", "value"]):
+        await session.send_events([data_event(component, message)])
+    for attr in ("controls", "values"):
+        for value in BAD_VALUES:
+            event = {"kind": "ModelChanged", "model": {"id": data.id}, "attr": attr}
+            await session.send_events([{**event, "new": value}])
     # Unknown models and attributes, and malformed events.
     await session.send_events([{"kind": "ModelChanged", "model": {"id": "nope"}, "attr": "x"}])
     await session.send_events([{"kind": "Bogus"}])
     # A valid move still works once all that has been handled: the exact box follows it.
-    d_k = records["d_k (key dimension)"]
     exact = records["exact d_k"]
-    await session.send_events(
-        [{"kind": "ModelChanged", "model": {"id": d_k.id}, "attr": "value", "new": 3}]
-    )
+    await session.send_events([move_event(component.id, "d_k", 3)])
     await session.wait_for(lambda: exact.attributes.get("value") == D_K_GRID[3], "the move")
     return session, records
 
@@ -249,6 +287,8 @@ def test_bad_widget_values_over_the_websocket_leave_no_traceback(app_server) -> 
     for label, record in records.items():
         assert valid(CONTROLS[label], record), (label, record.attributes.get("value"))
     assert records["exact d_k"].attributes["value"] == D_K_GRID[3]
+    _, data = drawn_records(session)
+    assert drawn_index(data, "d_k") == 3, "the drawn slider was sent the valid move's position"
     assert not any("websocket closed by the server" in error for error in session.errors)
     text = app_server.log_text(mark)
     assert_log_clean(text)
@@ -267,21 +307,14 @@ def test_a_bad_slider_index_is_put_back_where_the_state_is(app_server, value: An
             await session.send_document_ready()
             await open_more_controls(session)
             records = widget_records(session)
-            slider, exact = records["d_k (key dimension)"], records["exact d_k"]
+            exact = records["exact d_k"]
+            component, data = drawn_records(session)
             marker = object()
-            slider.attributes["value"] = marker
-            await session.send_events(
-                [
-                    {
-                        "kind": "ModelChanged",
-                        "model": {"id": slider.id},
-                        "attr": "value",
-                        "new": value,
-                    }
-                ]
-            )
-            await session.wait_for(lambda: slider.attributes["value"] is not marker, "the reply")
-            return slider.attributes["value"], exact.attributes["value"]
+            data.attributes["values"] = marker
+            await session.send_events([data_event(component, {"name": "d_k", "index": value})])
+            # Refused: the server sends the drawn controls where the state is.
+            await session.wait_for(lambda: data.attributes["values"] is not marker, "the reply")
+            return drawn_index(data, "d_k"), exact.attributes["value"]
         finally:
             await session.close()
 
