@@ -163,6 +163,12 @@ class DrawnControls(CheckedPageChanges, JSComponent):
         # its own, outside the document's lock, which Panel then takes for the write.
         self.values = self._values()
 
+    def _put_back(self) -> None:
+        """Send the page the state's values again: its control moved where the state is not
+        (the values themselves have not changed, so param alone would send nothing)."""
+        self.values = self._values()
+        self.param.trigger("values")
+
     def _handle_msg(self, msg: Any) -> None:
         value = self._value_of(msg)
         if value is None:
@@ -171,16 +177,16 @@ class DrawnControls(CheckedPageChanges, JSComponent):
                 type(self).__name__,
                 repr(msg)[:80],
             )
-            self._show()
+            self._put_back()
             return
         name, wanted = value
         coerced = self.state.coerce(name, wanted)
         if coerced is None:
-            self._show()
+            self._put_back()
             return
         self.state.set_controls(**{name: coerced})
         if getattr(self.state, name) != coerced:
-            self._show()
+            self._put_back()
 
     def _value_of(self, msg: Any) -> tuple[str, object] | None:
         """The control and value a page's message asks for, or None when it asks for
