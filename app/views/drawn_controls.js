@@ -83,12 +83,16 @@ export function render({ model, el }) {
     shown[control.name] = drawn;
     grid.append(drawn.element);
   }
-  const showValues = () => {
-    for (const [name, value] of Object.entries(model.values)) {
+  const showValues = (values) => {
+    for (const [name, value] of Object.entries(values)) {
       shown[name]?.show(value);
     }
   };
-  showValues();
-  model.on("values", showValues);
+  showValues(model.values);
+  model.on("values", () => showValues(model.values));
+  // A refused move: the server sends the state's values again, unchanged.
+  model.on("msg:custom", (message) => {
+    if (message && message.values) showValues(message.values);
+  });
   el.append(grid);
 }

@@ -164,10 +164,11 @@ class DrawnControls(CheckedPageChanges, JSComponent):
         self.values = self._values()
 
     def _put_back(self) -> None:
-        """Send the page the state's values again: its control moved where the state is not
-        (the values themselves have not changed, so param alone would send nothing)."""
+        """Send the page the state's values again, as a message: its control moved where
+        the state is not, and the values themselves have not changed (Bokeh sends no
+        change of a property to the value it has)."""
         self.values = self._values()
-        self.param.trigger("values")
+        self._send_msg({"values": self.values})
 
     def _handle_msg(self, msg: Any) -> None:
         value = self._value_of(msg)
