@@ -215,6 +215,8 @@ class ModelIndex:
     def __init__(self) -> None:
         self.models: dict[str, ModelRecord] = {}
         self._by_name: dict[str, str] = {}
+        self.messages: dict[str, list[Any]] = {}
+        """What the server's messages to each component carried (their data), by its id."""
 
     def __len__(self) -> int:
         return len(self.models)
@@ -259,9 +261,21 @@ class ModelIndex:
             else:
                 record.attributes[attr] = event.get("new")
             return added
+        if kind == "MessageSent":
+            self._keep_message(event.get("msg_data"))
         if kind in ("RootAdded", "MessageSent"):
             return self.add(event)
         return []
+
+    def _keep_message(self, data: Any) -> None:
+        """Keep what a component's message from the server carries (Panel's ``esm_event``,
+        which a component's ``_send_msg`` sends), by the component's id."""
+        if not isinstance(data, dict) or data.get("name") != "esm_event":
+            return
+        values = data.get("values")
+        model = map_get(values, "model")
+        if isinstance(model, dict) and isinstance(model.get("id"), str):
+            self.messages.setdefault(model["id"], []).append(map_get(values, "data"))
 
     def resolve(self, reference: Any) -> ModelRecord | None:
         """The model a ``{"id": …}`` reference (or a full definition) points to."""

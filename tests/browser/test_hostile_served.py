@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import math
 import re
 from typing import Any
 
@@ -218,14 +219,31 @@ def drawn_records(session: ProtocolSession) -> tuple[ModelRecord, ModelRecord]:
     return component, data
 
 
-def drawn_index(data: ModelRecord, name: str) -> Any:
-    """The position the page's drawn slider ``name`` was last sent."""
-    return map_get(map_get(data.attributes.get("values"), name), "index")
+def drawn_index(data: ModelRecord | dict[str, Any], name: str) -> Any:
+    """The position the page's drawn slider ``name`` was last sent (by ``data``, the drawn
+    controls' data model, or a message that carries ``values``)."""
+    values = data.attributes.get("values") if isinstance(data, ModelRecord) else data["values"]
+    return map_get(map_get(values, name), "index")
+
+
+def as_bokeh_json(value: Any) -> Any:
+    """``value`` as BokehJS encodes it: NaN and infinities as number objects, dicts as
+    maps (JSON itself has neither)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        text = "nan" if math.isnan(value) else ("+inf" if value > 0 else "-inf")
+        return {"type": "number", "value": text}
+    if isinstance(value, dict):
+        entries = [[key, as_bokeh_json(item)] for key, item in value.items()]
+        return {"type": "map", "entries": entries}
+    if isinstance(value, list):
+        return [as_bokeh_json(item) for item in value]
+    return value
 
 
 def data_event(component: ModelRecord, message: Any) -> dict[str, Any]:
     """A data event carrying ``message`` for the drawn controls, as BokehJS encodes one."""
-    values = {"type": "map", "entries": [["model", {"id": component.id}], ["data", message]]}
+    data = as_bokeh_json(message)
+    values = {"type": "map", "entries": [["model", {"id": component.id}], ["data", data]]}
     return {
         "kind": "MessageSent",
         "msg_type": "bokeh_event",
@@ -308,13 +326,14 @@ def test_a_bad_slider_index_is_put_back_where_the_state_is(app_server, value: An
             await open_more_controls(session)
             records = widget_records(session)
             exact = records["exact d_k"]
-            component, data = drawn_records(session)
-            marker = object()
-            data.attributes["values"] = marker
+            component, _ = drawn_records(session)
+            replies = session.index.messages.setdefault(component.id, [])
             await session.send_events([data_event(component, {"name": "d_k", "index": value})])
-            # Refused: the server sends the drawn controls where the state is.
-            await session.wait_for(lambda: data.attributes["values"] is not marker, "the reply")
-            return drawn_index(data, "d_k"), exact.attributes["value"]
+            # Refused: the server sends the drawn controls the state's values again.
+            await session.wait_for(lambda: bool(replies), "the reply")
+            return drawn_index({"values": map_get(replies[-1], "values")}, "d_k"), exact.attributes[
+                "value"
+            ]
         finally:
             await session.close()
 
