@@ -116,17 +116,7 @@
     arrangeControls();
   }
 
-  /**
-   * Run `task` once the next animation frame is on screen: a message posted from the
-   * frame's callbacks runs after the browser has painted that frame.
-   */
-  function afterFrame(task) {
-    root.requestAnimationFrame(() => {
-      const channel = new MessageChannel();
-      channel.port1.onmessage = () => task();
-      channel.port2.postMessage(null);
-    });
-  }
+  const afterFrame = F.afterFrame;
 
   /** Run `task` when the page is idle, or after `timeout` ms at the latest. */
   function onIdle(task, timeout) {

@@ -25,6 +25,18 @@
 })(typeof globalThis !== "undefined" ? globalThis : this, function (root, T) {
   "use strict";
 
+  /**
+   * Run `task` once the next animation frame is on screen: a message posted from the
+   * frame's callbacks runs after the browser has painted that frame.
+   */
+  function afterFrame(task) {
+    root.requestAnimationFrame(() => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => task();
+      channel.port2.postMessage(null);
+    });
+  }
+
   /** A flat row-major array as the n×columns image a Bokeh image glyph draws. */
   function ndarray(values, n, columns = n) {
     return root.Bokeh.require("core/util/ndarray").ndarray(values, { shape: [n, columns] });
@@ -242,5 +254,5 @@
     }
   }
 
-  return { FrameStore, FirstScreenFigures, ndarray };
+  return { FrameStore, FirstScreenFigures, afterFrame, ndarray };
 });

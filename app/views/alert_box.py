@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import panel as pn
 import param
 from panel.custom import JSComponent
 
@@ -40,7 +39,7 @@ SEVERITY_COLOURS = {
 UI's standard alert and its outlined info and warning icons."""
 
 CSS = """
-:host { width: 100%; }
+:host { width: 100%; } /* no display: Panel hides an invisible box through it */
 .sdpa-alert {
   display: flex; gap: 12px; align-items: flex-start; padding: 6px 16px; border-radius: 4px;
   font-family: Roboto, "Helvetica Neue", Arial, sans-serif; font-size: 14px; line-height: 1.43;
@@ -127,9 +126,4 @@ export function render({ model, el }) {
 
     def _handle_msg(self, msg: object) -> None:
         if self.closeable and isinstance(msg, dict) and msg.get("closed") is True:
-            # On the next tick: Panel sends no change of a component back to the page while
-            # it handles that component's event.
-            pn.state.execute(self._hide, schedule=True)
-
-    def _hide(self) -> None:
-        self.visible = False
+            self.visible = False

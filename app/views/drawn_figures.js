@@ -42,14 +42,6 @@ function applyTheme(models, theme, dark, originals) {
   }
 }
 
-/** Run `task` after the browser has painted the next frame. */
-function afterFrame(task) {
-  requestAnimationFrame(() => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => task();
-    channel.port2.postMessage(null);
-  });
-}
 
 export function render({ model, el }) {
   const config = model.config;
@@ -112,7 +104,7 @@ export function render({ model, el }) {
     // three figures in one frame takes about twice as long as the heatmap alone.
     if (histogramsScheduled) return;
     histogramsScheduled = true;
-    afterFrame(() => {
+    F.afterFrame(() => {
       histogramsScheduled = false;
       histogramsDue = false;
       figures.drawHistograms(store);

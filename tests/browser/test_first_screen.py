@@ -127,3 +127,6 @@ def test_controls_parameter_shows_exactly_those_controls(app_page: AppPage) -> N
     expect(notice).to_contain_text("nonsense")
     # The controls not shown keep their URL values, and the URL keeps the parameter.
     app_page.wait_url(d_k="8", controls="d_k,causal,nonsense")
+    # The notice's close button is named and takes it away.
+    page.get_by_role("button", name="Close").click()
+    expect(notice).to_be_hidden()
