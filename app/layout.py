@@ -10,7 +10,7 @@ import panel_material_ui as pmui
 
 from app.compat import detach_from_global_busy
 from app.controls import build_controls, widget_names
-from app.controls_spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS, INTRO, TITLE
+from app.controls_spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS, TITLE
 from app.flow import grid, sidebar_layout
 from app.presets import PRESETS, Preset
 from app.share import build_share_controls
@@ -110,7 +110,6 @@ class PageLayout:
         self.content = pn.Column(
             self.scene,
             session.figures,
-            pn.pane.Markdown(INTRO, sizing_mode="stretch_width", margin=(0, 10)),
             self.lesson_gate,
             sizing_mode="stretch_width",
         )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,6 @@ from app.compat import UNCHANGED_STYLESHEETS_JS, without_model_definitions
 from app.controls_spec import (
     CONTROL_BY_NAME,
     HISTOGRAMS,
-    INTRO,
     OUTPUT,
     ROW,
     SCORES,
@@ -59,7 +57,7 @@ from app.export.lesson import (
     output_spec,
 )
 from app.export.training import build_training, default_grid, training_spec
-from app.export.views import ALERT_TEXTS, build_views, figures_config
+from app.export.views import ALERT_TEXTS, build_views, figures_config, intro_html
 from app.export.widgets import (
     FIRST_SCREEN,
     MORE,
@@ -253,12 +251,6 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         "histogram": {**source["histogram"], **figures["histogram"]},
         "texts": figures["texts"],
     }
-
-
-def intro_html(text: str = INTRO) -> str:
-    """The spec's intro paragraph as HTML: its text escaped, ``**bold**`` as ``<strong>``
-    (the only Markdown it uses), as the served page's Markdown pane shows it."""
-    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(text, quote=False))
 
 
 def _ready_callback(

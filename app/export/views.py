@@ -6,6 +6,8 @@ changes below are the ones a page without a server needs.
 
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,6 +16,7 @@ from bokeh.models import Div, HoverTool, LinearColorMapper, Model, Range1d
 
 from app.controls_spec import (
     HISTOGRAMS,
+    INTRO,
     ONE_HOT_THRESHOLD,
     SCORES,
     UNIFORM_ENTROPY_FRACTION,
@@ -83,6 +86,12 @@ FIGURE_PARTS = {"scores": SCORES, "weights": WEIGHTS, "histograms": HISTOGRAMS, 
 """The model parts the first-screen figures draw, by the names figures.js gives them."""
 
 
+def intro_html(text: str = INTRO) -> str:
+    """The spec's intro paragraph as HTML: its text escaped, ``**bold**`` as ``<strong>``
+    (the only Markdown it uses), as both pages show it above the lesson."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(text, quote=False))
+
+
 def figures_config() -> dict:
     """What figures.js's FirstScreenFigures reads: the parts' names, the heatmap's columns,
     titles and palettes, the histograms' headroom, the readouts' and histograms' templates
@@ -101,6 +110,7 @@ def figures_config() -> dict:
         "texts": {"readouts": READOUT_TEXTS, "histograms": HISTOGRAM_TEXTS},
         "one_hot_threshold": ONE_HOT_THRESHOLD,
         "uniform_entropy_fraction": UNIFORM_ENTROPY_FRACTION,
+        "intro_html": intro_html(),
     }
 
 

@@ -7,6 +7,11 @@ reaches the server as a message, checked and coerced like any value from a page
 whenever it changes, from this page or from anywhere else (a preset, the exact box, a link).
 One component for all of them: a session holds two Bokeh models for the controls a student
 moves most instead of a Material UI widget tree for each.
+
+A move costs one message each way at most: the page shows a slider's new position and its
+value at once, and the session answers only with what the page does not already show (an
+exact value kept, a refusal, a change from elsewhere), as a message of the values that
+differ; ``values`` itself, what a new view of the component starts from, follows silently.
 """
 
 from __future__ import annotations
@@ -139,6 +144,9 @@ class DrawnControls(CheckedPageChanges, JSComponent):
             values=self._values(),
             **params,
         )
+        self._on_page = dict(self.values)
+        """What the page shows, by control name, as far as the session knows."""
+        self._shown_since_move = False
         if self._controls:
             state.param.watch(self._show, list(self._controls))
 
@@ -159,15 +167,25 @@ class DrawnControls(CheckedPageChanges, JSComponent):
         return values
 
     def _show(self, *events: object) -> None:
-        # Through Panel: a state change may come from another widget's change on a tick of
-        # its own, outside the document's lock, which Panel then takes for the write.
-        self.values = self._values()
+        """Send the page the values it does not show yet (nothing when it shows them all)."""
+        self._shown_since_move = True
+        values = self._values()
+        differ = {name: value for name, value in values.items() if self._on_page.get(name) != value}
+        with param.discard_events(self):
+            self.values = values
+        if differ:
+            self._on_page.update(differ)
+            # A message, not the property: it reaches the page whatever the page shows,
+            # and Panel sends it under the document's lock even when the state changed on
+            # another widget's tick of its own.
+            self._send_msg({"values": differ})
 
     def _put_back(self) -> None:
-        """Send the page the state's values again, as a message: its control moved where
-        the state is not, and the values themselves have not changed (Bokeh sends no
-        change of a property to the value it has)."""
-        self.values = self._values()
+        """Send the page all the state's values again: its control moved where the state
+        is not."""
+        with param.discard_events(self):
+            self.values = self._values()
+        self._on_page = dict(self.values)
         self._send_msg({"values": self.values})
 
     def _handle_msg(self, msg: Any) -> None:
@@ -185,9 +203,20 @@ class DrawnControls(CheckedPageChanges, JSComponent):
         if coerced is None:
             self._put_back()
             return
+        # The page already shows the position it sent and that position's value.
+        control = self._controls[name]
+        if control.widget == "slider":
+            index = msg["index"]
+            self._on_page[name] = {"index": index, "text": _shown(control, control.grid[index])}
+        else:
+            self._on_page[name] = {"value": bool(wanted)}
+        self._shown_since_move = False
         self.state.set_controls(**{name: coerced})
         if getattr(self.state, name) != coerced:
             self._put_back()
+        elif not self._shown_since_move:
+            # The state already held the value (an exact value at its nearest position).
+            self._show()
 
     def _value_of(self, msg: Any) -> tuple[str, object] | None:
         """The control and value a page's message asks for, or None when it asks for

@@ -56,7 +56,11 @@ export function render({ model, el }) {
   const readouts = document.createElement("div");
   readouts.className = "sdpa-readouts";
   plots.append(heatmapBox, histogramsBox);
-  box.append(plots, readouts);
+  // The paragraph under the plots: the spec's text, escaped in Python (views.intro_html).
+  const intro = document.createElement("p");
+  intro.className = "sdpa-intro";
+  intro.innerHTML = config.intro_html;
+  box.append(plots, readouts, intro);
   el.append(box);
 
   const store = new F.FrameStore();

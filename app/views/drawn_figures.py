@@ -92,9 +92,17 @@ LAYOUT_CSS = f"""
 .sdpa-heatmap {{ flex: {PLOTS_GROW[0]} 1 {PLOTS_BASIS[0]}px; }}
 .sdpa-histograms {{ flex: {PLOTS_GROW[1]} 1 {PLOTS_BASIS[1]}px; }}
 .sdpa-readouts {{ margin: 5px 10px; }}
+.sdpa-intro {{
+  margin: 0 10px 8px;
+  font-family: Roboto, "Helvetica Neue", Arial, sans-serif;
+  font-size: 16px;
+  line-height: 1.5;
+  color: var(--mui-palette-text-primary, rgba(0, 0, 0, 0.87));
+}}
 """
 """The heatmap beside the histograms when the column is wide enough, stacked below that
-(the proportions app.flow gives the page's plots)."""
+(the proportions app.flow gives the page's plots); the intro paragraph below them, in the
+page's text colour."""
 
 
 def _module() -> str:

@@ -78,6 +78,63 @@ def test_the_slider_at_an_exact_values_position_does_not_round_it_away(
     assert controls.state.d_k == 100
 
 
+@pytest.fixture
+def sent(controls: DrawnControls, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The messages the session sends the page."""
+    messages: list[object] = []
+    monkeypatch.setattr(controls, "_send_msg", messages.append)
+    return messages
+
+
+def test_a_move_the_page_already_shows_sends_nothing_back(
+    controls: DrawnControls, sent: list[object]
+) -> None:
+    grid = CONTROL_BY_NAME["d_k"].grid
+    for index in (grid.index(64) + 1, 0, len(grid) - 1):
+        controls._handle_msg({"name": "d_k", "index": index})
+    controls._handle_msg({"name": "scaled", "value": False})
+    assert sent == []
+    assert controls.values["d_k"]["index"] == len(grid) - 1
+
+
+def test_an_exact_value_kept_at_its_position_sends_its_text(
+    controls: DrawnControls, sent: list[object]
+) -> None:
+    controls.state.set_controls(d_k=100)
+    position = controls.values["d_k"]["index"]
+    assert sent == [{"values": {"d_k": {"index": position, "text": "100"}}}]
+    sent.clear()
+    # A key press that lands on the same position: the page shows the position's own
+    # value, the state keeps 100, and the page is told so.
+    controls._handle_msg({"name": "d_k", "index": position})
+    assert controls.state.d_k == 100
+    assert sent == [{"values": {"d_k": {"index": position, "text": "100"}}}]
+    sent.clear()
+    # Away and back: the value is the position's own.
+    controls._handle_msg({"name": "d_k", "index": position + 1})
+    controls._handle_msg({"name": "d_k", "index": position})
+    grid = CONTROL_BY_NAME["d_k"].grid
+    assert controls.state.d_k == grid[position]
+    assert sent == []
+
+
+def test_a_change_from_elsewhere_sends_only_what_changed(
+    controls: DrawnControls, sent: list[object]
+) -> None:
+    controls.state.set_controls(temperature=0.5)
+    assert sent == [{"values": {"temperature": controls.values["temperature"]}}]
+    sent.clear()
+    controls.state.set_controls(temperature=0.5)
+    assert sent == []
+
+
+def test_a_refused_move_puts_every_control_back(
+    controls: DrawnControls, sent: list[object]
+) -> None:
+    controls._handle_msg({"name": "d_k", "index": -1})
+    assert sent == [{"values": controls.values}]
+
+
 @pytest.mark.parametrize(
     ("family", "message"),
     list(hostile_messages(DRAWN, ["index", "value"])),

@@ -10,13 +10,15 @@ from bokeh.core.property.bases import Property, validation_on
 from bokeh.core.property.singletons import Intrinsic, Undefined
 from bokeh.core.validation.check import check_integrity
 from bokeh.document import Document
-from bokeh.settings import settings
+from bokeh.settings import SettingProvenance, settings
 
 import app.session
 from app.controls_spec import D_K_GRID, VIEWS
 from app.panel_tuning import (
     DIAGNOSTICS_VARIABLE,
+    HOT_SETTINGS,
     VALIDATION_VARIABLE,
+    fix_hot_settings,
     skip_bokeh_error_diagnostics,
     skip_document_validation,
 )
@@ -162,3 +164,34 @@ def test_pages_pass_bokehs_document_checks(
     doc.add_root(Session(embed=embed).page.get_root(doc))
     issues = check_integrity(list(doc.models))
     assert not issues.error and not issues.warning, issues
+
+
+@pytest.fixture
+def hot_settings() -> Iterator[None]:
+    """Bokeh's hot settings as they were, restored after the test."""
+    before = {name: getattr(settings, name).get_value_with_provenance() for name in HOT_SETTINGS}
+    yield
+    for name, (value, provenance) in before.items():
+        setting = getattr(settings, name)
+        if provenance is SettingProvenance.USER_SET:
+            setting.set_value(value)
+        else:
+            setting.unset_value()
+
+
+def test_hot_settings_keep_the_value_bokeh_resolves(
+    hot_settings: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in HOT_SETTINGS:
+        getattr(settings, name).unset_value()
+    monkeypatch.setenv("BOKEH_SIMPLE_IDS", "no")
+    resolved = {name: getattr(settings, name)() for name in HOT_SETTINGS}
+    fix_hot_settings()
+    for name in HOT_SETTINGS:
+        value, provenance = getattr(settings, name).get_value_with_provenance()
+        assert (value, provenance) == (resolved[name], SettingProvenance.USER_SET)
+    assert settings.simple_ids() is False
+    # A value set in Python is left alone.
+    settings.pretty.set_value(True)
+    fix_hot_settings()
+    assert settings.pretty() is True
