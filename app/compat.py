@@ -406,10 +406,11 @@ def page_busy_binding_present() -> bool:
 # --- Server-built markup written straight to the page's models -------------------------------
 
 
-def write_to_rendered_models(component: Any, name: str, value: Any) -> None:
+def write_to_rendered_models(component: Any, name: str, value: Any, sent: Any = None) -> None:
     """Set parameter ``name`` of ``component`` (a Panel ``JSComponent`` whose parameter
     only ever flows from the server to the page) to ``value``, and write it straight into
-    the data model of each page that renders the component.
+    the data model of each page that renders the component (``sent`` instead, when given:
+    the form the page receives, as the component's ``_process_param_change`` gives it).
 
     Panel's own update of a parameter resolves the component's design, freezes the
     document and diffs the model's properties for every change: for the readouts and
@@ -429,7 +430,7 @@ def write_to_rendered_models(component: Any, name: str, value: Any) -> None:
     with param.parameterized.discard_events(component):
         setattr(component, name, value)
     for model, _ in component._models.values():
-        setattr(model.data, name, value)
+        setattr(model.data, name, value if sent is None else sent)
 
 
 def rendered_model_internals_present() -> bool:

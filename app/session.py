@@ -31,7 +31,8 @@ class Session:
     model recomputes the parts that depend on the changed controls, then the first screen's
     figures receive the numbers of those parts, which the browser draws) →
     :meth:`update_lesson_and_url` (the lesson's views, then the URL), each batched with
-    ``pn.io.hold()`` into one message. In a served session ``pace`` runs the first on the
+    ``pn.io.hold()`` into one message; until the lesson is built, the URL goes out with the
+    numbers instead. In a served session ``pace`` runs the first on the
     session's next tick, no sooner after the previous one ended than it took, and ``defer``
     the second on the tick after: changes that arrive in between fold into one update.
     Elsewhere both run at once.
@@ -117,7 +118,8 @@ class Session:
 
     def update_plots(self) -> None:
         """Bring the model and the first screen's views up to date with every control
-        changed since the last update, then schedule :meth:`update_lesson_and_url`."""
+        changed since the last update, then schedule :meth:`update_lesson_and_url` (or, before
+        the lesson is built, write the URL with the numbers)."""
         changed, self._changed_controls = self._changed_controls, set()
         if not changed:
             return
@@ -126,6 +128,10 @@ class Session:
         with pn.io.hold(), validate(False):
             parts = self.model.refresh(changed)
             self.figures.update(self.model, parts)
+            if self.lesson is None:
+                # No lesson to redraw: the URL goes out with the numbers, in one message.
+                self._write_url()
+                return
         # The plots under the student's hand go out alone, so the browser paints them
         # before it redraws the lesson's figures below.
         self._lesson_parts |= parts
@@ -143,11 +149,14 @@ class Session:
         with pn.io.hold(), validate(False):
             for view in self.lesson.views if self.lesson else ():
                 view.update(self.model, parts)
-            # The whole query is composed here rather than by Panel's ``update_query``,
-            # which re-encodes every parameter it parsed (``id=007`` became ``id=7``) and
-            # keeps Bokeh's own (``bokeh-session-id``).
-            if self.location is not None:
-                self.location.search = compose_search(self.location.search, self.state.query())
+            self._write_url()
+
+    def _write_url(self) -> None:
+        # The whole query is composed here rather than by Panel's ``update_query``, which
+        # re-encodes every parameter it parsed (``id=007`` became ``id=7``) and keeps
+        # Bokeh's own (``bokeh-session-id``).
+        if self.location is not None:
+            self.location.search = compose_search(self.location.search, self.state.query())
 
     def pick_row(self, row: int) -> None:
         """A click on the heatmap picks query ``row`` for the row comparison (a row outside

@@ -42,6 +42,29 @@ function applyTheme(models, theme, dark, originals) {
   }
 }
 
+const TYPED_ARRAYS = { float32: Float32Array, float64: Float64Array };
+
+/**
+ * `frame` as the session built it: each `{packed, start, length}` among its numbers
+ * replaced by a view of that many elements of the packed array of that dtype
+ * (app/numbers_out.py, packed_frame). A frame without `packed` is returned as it is.
+ */
+function unpack(frame) {
+  const packed = frame && frame.packed;
+  if (!packed) return frame;
+  const view = ({ packed: dtype, start, length }) => {
+    const array = packed[dtype];
+    const Typed = TYPED_ARRAYS[dtype];
+    return new Typed(array.buffer, array.byteOffset + start * Typed.BYTES_PER_ELEMENT, length);
+  };
+  const restore = (value) => {
+    if (value === null || typeof value !== "object" || ArrayBuffer.isView(value)) return value;
+    if (Array.isArray(value)) return value.map(restore);
+    if ("packed" in value && "start" in value && "length" in value) return view(value);
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, restore(item)]));
+  };
+  return { ...frame, numbers: restore(frame.numbers) };
+}
 
 export function render({ model, el }) {
   const config = model.config;
@@ -132,8 +155,8 @@ export function render({ model, el }) {
       globalThis[config.tap_hook] ??= (figure, y) => PICKS.get(figure)?.(y);
       PICKS.set(models.heatmap, (y) => model.send_msg({ row: y }));
       record.models = models;
-      draw(model.frame, true);
-      model.on("frame", () => draw(model.frame, false));
+      draw(unpack(model.frame), true);
+      model.on("frame", () => draw(unpack(model.frame), false));
       model.on("remove", () => {
         PICKS.delete(models.heatmap);
         const records = globalThis.SdpaDrawnFigures;

@@ -26,7 +26,7 @@ from app.compat import CheckedPageChanges, without_model_definitions, write_to_r
 from app.controls_spec import ROW
 from app.export.views import FIGURE_PARTS, HEATMAP_TITLE_STYLES, build_views, figures_config
 from app.model import SimulationModel
-from app.numbers_out import numbers_frame
+from app.numbers_out import numbers_frame, packed_frame
 from app.state import SimulationState
 from app.views.readouts import READOUT_CSS
 
@@ -170,7 +170,9 @@ class DrawnFigures(CheckedPageChanges, JSComponent):
     )
     config = param.Dict(default={}, doc="What figures.js reads (app.export.views.figures_config).")
     frame = param.Dict(
-        default={}, doc="The newest numbers to draw: a frame of app.numbers_out.numbers_frame."
+        default={},
+        doc="The newest numbers to draw: a frame of app.numbers_out.numbers_frame (the page "
+        "receives it packed: app.numbers_out.packed_frame).",
     )
     dark = param.Boolean(default=False, doc="Whether the figures take the dark theme.")
 
@@ -197,7 +199,15 @@ class DrawnFigures(CheckedPageChanges, JSComponent):
         """Send the numbers of the drawn parts among ``parts`` (what the model recomputed)."""
         drawn = parts & DRAWN_PARTS
         if drawn:
-            write_to_rendered_models(self, "frame", self._next_frame(model, drawn))
+            frame = self._next_frame(model, drawn)
+            write_to_rendered_models(self, "frame", frame, sent=packed_frame(frame))
+
+    def _process_param_change(self, params: dict[str, Any]) -> dict[str, Any]:
+        # A new page's first frame travels packed too (app.numbers_out.packed_frame).
+        params = super()._process_param_change(params)
+        if params.get("frame"):
+            params["frame"] = packed_frame(params["frame"])
+        return params
 
     def _handle_msg(self, msg: Any) -> None:
         # The page's message is untrusted: only a finite y within the heatmap picks a row.
