@@ -47,8 +47,8 @@ WIDE_PAGE_PX = 800
 windows, and every embedded page, show the experiment first."""
 
 SCENE_TITLE = "Preset scene"
-"""What the preset scene's alert is called: its title until a scene puts its label there;
-the offline page's scene box begins with it (app.export.views.ALERT_TEXTS)."""
+"""What a preset scene is called: the offline page's scene box begins with it
+(app.export.views.ALERT_TEXTS); the served page's alert takes the preset's label as title."""
 
 NOTICE_TITLE = "Some link values were adjusted"
 """The title of the alert that explains the link values fixed or ignored; the offline
@@ -89,26 +89,27 @@ class PageLayout:
             session.state, [name for name in first_names if name not in drawn]
         )
         """Every Panel control widget built so far, by name (app.controls.widget_names)."""
-        self.scene = AlertBox(
-            title=SCENE_TITLE,
-            severity="info",
-            sizing_mode="stretch_width",
-            css_classes=["preset-scene"],
+        self.scene: AlertBox | None = None
+        """The preset scene's alert, built when a preset first needs it."""
+        # A link's notice is known now and never comes later: a page whose link was fine
+        # holds no alert for it.
+        self.notice = (
+            AlertBox(
+                object=session.notice,
+                title=NOTICE_TITLE,
+                severity="warning",
+                closeable=True,
+                sizing_mode="stretch_width",
+                css_classes=["query-notice"],
+            )
+            if session.notice
+            else None
         )
-        self.notice = AlertBox(
-            object=session.notice,
-            title=NOTICE_TITLE,
-            severity="warning",
-            closeable=True,
-            visible=bool(session.notice),
-            sizing_mode="stretch_width",
-            css_classes=["query-notice"],
-        )
+        """The alert that explains the link values fixed or ignored, when there are any."""
         self.lesson_gate = LessonGate(
             sizing_mode="stretch_width", margin=(10, 10), stylesheets=[GATE_CSS]
         )
         self.content = pn.Column(
-            self.scene,
             session.figures,
             self.lesson_gate,
             sizing_mode="stretch_width",
@@ -140,27 +141,45 @@ class PageLayout:
         )
         main_min_width = 760 if session.embed else 640
         body = sidebar_layout(controls, self.content, main_min_width=main_min_width)
+        above = [self.notice] if self.notice is not None else []
         if session.embed:
-            self.page = pn.Column(self.notice, body, sizing_mode="stretch_width")
+            self.page = pn.Column(*above, body, sizing_mode="stretch_width")
         else:
-            self.page = pmui.Page(
-                title=TITLE, main=[self.notice, body], stylesheets=[NARROW_HEADER_CSS]
-            )
+            self.page = pmui.Page(title=TITLE, main=[*above, body], stylesheets=[NARROW_HEADER_CSS])
             detach_from_global_busy(self.page)
             # The embedded figures and the alerts follow the page's theme toggle.
             self._follow_theme()
             self.page.param.watch(self._follow_theme, "dark_theme")
 
+    def _dark(self) -> bool:
+        # A scene may be built before the page is (a link's preset).
+        page = getattr(self, "page", None)
+        return isinstance(page, pmui.Page) and bool(page.dark_theme)
+
     def _follow_theme(self, *events: object) -> None:
-        dark = bool(self.page.dark_theme)
+        dark = self._dark()
         for themed in (self._session.figures, self.scene, self.notice):
-            themed.dark = dark
+            if themed is not None:
+                themed.dark = dark
 
     def show_scene(self, preset: Preset | None) -> None:
         """Show the preset scene's label and words, or hide the alert when there is none."""
-        self.scene.visible = preset is not None
-        if preset is not None:
-            self.scene.param.update(title=preset.label, object=preset.description)
+        if preset is None:
+            if self.scene is not None:
+                self.scene.visible = False
+            return
+        if self.scene is None:
+            self.scene = AlertBox(
+                title=preset.label,
+                object=preset.description,
+                severity="info",
+                dark=self._dark(),
+                sizing_mode="stretch_width",
+                css_classes=["preset-scene"],
+            )
+            self.content.insert(0, self.scene)
+            return
+        self.scene.param.update(title=preset.label, object=preset.description, visible=True)
 
     def show_lesson(self, sections: Sequence[pn.viewable.Viewable]) -> None:
         """Put the lesson's sections in place of the gate that asked for them."""

@@ -24,6 +24,7 @@ from app.controls_spec import (
     WEIGHTS,
     nearest_on_grid,
 )
+from app.presets import PRESETS
 from app.session import Session, build_app
 from app.state import SimulationState
 from app.ticks import run_now
@@ -324,10 +325,23 @@ def test_d_k_updates_histograms_titles_and_readouts() -> None:
 def test_query_sets_state_and_notice() -> None:
     app = Session({"d_k": [b"4"], "n": [b"100000"], "view": [b"<b>x</b>"]})
     assert app.state.d_k == 4 and app.state.n == 1024
-    assert app.layout.notice.visible
+    assert app.layout.notice is not None and app.layout.notice.visible
     assert "1024" in app.layout.notice.object and "<" not in app.layout.notice.object
     quiet = Session({"d_k": [b"4"]})
-    assert not quiet.layout.notice.visible
+    assert quiet.layout.notice is None
+
+
+def test_the_scene_alert_is_built_when_a_preset_needs_it() -> None:
+    app = Session()
+    assert app.layout.scene is None
+    app.state.preset = "collapse"
+    scene = app.layout.scene
+    assert scene is not None and scene.visible and app.layout.content.objects[0] is scene
+    assert scene.title == PRESETS["collapse"].label
+    app.state.preset = ""
+    assert app.layout.scene is scene and not scene.visible
+    linked = Session({"preset": [b"collapse"]})
+    assert linked.layout.scene is not None and linked.layout.scene.visible
 
 
 def test_controls_follow_the_state_both_ways() -> None:
