@@ -141,11 +141,16 @@ class PageLayout:
         )
         main_min_width = 760 if session.embed else 640
         body = sidebar_layout(controls, self.content, main_min_width=main_min_width)
+        self.lesson = pn.Column(sizing_mode="stretch_width", margin=(0, 5))
+        """The lesson, once asked for: below the controls and the plots, the page's whole
+        width (beside the controls' column it left that column empty for thousands of px)."""
         if session.embed:
-            self.page = pn.Column(self.notice, body, sizing_mode="stretch_width")
+            self.page = pn.Column(self.notice, body, self.lesson, sizing_mode="stretch_width")
         else:
             self.page = pmui.Page(
-                title=TITLE, main=[self.notice, body], stylesheets=[NARROW_HEADER_CSS]
+                title=TITLE,
+                main=[self.notice, body, self.lesson],
+                stylesheets=[NARROW_HEADER_CSS],
             )
             detach_from_global_busy(self.page)
             # The embedded figures and the alerts follow the page's theme toggle.
@@ -166,7 +171,7 @@ class PageLayout:
     def show_lesson(self, sections: Sequence[pn.viewable.Viewable]) -> None:
         """Put the lesson's sections in place of the gate that asked for them."""
         self.lesson_gate.visible = False
-        self.content.extend(sections)
+        self.lesson.extend(sections)
 
     def open_more(self) -> None:
         """Open "More controls", as a press on its button does (building them once)."""
