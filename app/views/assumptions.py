@@ -29,7 +29,7 @@ variance 1 and q and k are independent: then Var[q·k] = d_k. With standard devi
 σ_q·σ_k·√(1 + ρ²), and the softmax collapses again at large σ. Models do not rely on
 the assumption: **QK-norm** (as in ViT-22B and OLMo 2) normalises each query and key to
 length √d_k before the dot product, which restores the spread whatever the σ. The
-histogram beside the sliders is the scaled one of the plots above: watch its bars leave
+histogram with the sliders is the scaled one of the plots above: watch its bars leave
 Normal(0, 1) as you move them.
 """
 """Above the law's controls and their histogram: what σ_q, σ_k, ρ and QK-norm change."""
