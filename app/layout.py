@@ -144,13 +144,20 @@ class PageLayout:
         self.lesson = pn.Column(sizing_mode="stretch_width", margin=(0, 5))
         """The lesson, once asked for: below the controls and the plots, the page's whole
         width (beside the controls' column it left that column empty for thousands of px)."""
+        # The page's main area is as high as the window and Bokeh caps a layout at its
+        # parent's height: capped, the body would end there and the lesson overlap it.
+        body = pn.Column(
+            body,
+            self.lesson,
+            sizing_mode="stretch_width",
+            margin=0,
+            styles={"max-height": "none", "flex-shrink": "0"},
+        )
         if session.embed:
-            self.page = pn.Column(self.notice, body, self.lesson, sizing_mode="stretch_width")
+            self.page = pn.Column(self.notice, body, sizing_mode="stretch_width")
         else:
             self.page = pmui.Page(
-                title=TITLE,
-                main=[self.notice, body, self.lesson],
-                stylesheets=[NARROW_HEADER_CSS],
+                title=TITLE, main=[self.notice, body], stylesheets=[NARROW_HEADER_CSS]
             )
             detach_from_global_busy(self.page)
             # The embedded figures and the alerts follow the page's theme toggle.
