@@ -39,7 +39,7 @@ The softmax's exponential is the other weak point. exp(x) overflows above
 x ≈ 709.8 in float64 but above 88.7 in float32 and bfloat16 and only 11.1 in float16:
 unscaled scores at d_k = 1024 reach 100 and more, so the textbook exp(x) / Σ exp(x)
 gives inf / inf = NaN. Every framework therefore **subtracts the row max** first (the
-weights do not change, and the largest exp is 1); the tiles beside the switches count
+weights do not change, and the largest exp is 1); the tiles with these controls count
 the weights that overflowed, and the heatmap marks them in red. Here the logits are
 computed in float64 and rounded to the chosen format, then exp, the row sum and the
 division run in it.
