@@ -141,6 +141,18 @@ class PageLayout:
         )
         main_min_width = 760 if session.embed else 640
         body = sidebar_layout(controls, self.content, main_min_width=main_min_width)
+        self.lesson = pn.Column(sizing_mode="stretch_width", margin=(0, 5))
+        """The lesson, once asked for: below the controls and the plots, the page's whole
+        width (beside the controls' column it left that column empty for thousands of px)."""
+        # The page's main area is as high as the window and Bokeh caps a layout at its
+        # parent's height: capped, the body would end there and the lesson overlap it.
+        body = pn.Column(
+            body,
+            self.lesson,
+            sizing_mode="stretch_width",
+            margin=0,
+            styles={"max-height": "none", "flex-shrink": "0"},
+        )
         above = [self.notice] if self.notice is not None else []
         if session.embed:
             self.page = pn.Column(*above, body, sizing_mode="stretch_width")
@@ -184,7 +196,7 @@ class PageLayout:
     def show_lesson(self, sections: Sequence[pn.viewable.Viewable]) -> None:
         """Put the lesson's sections in place of the gate that asked for them."""
         self.lesson_gate.visible = False
-        self.content.extend(sections)
+        self.lesson.extend(sections)
 
     def open_more(self) -> None:
         """Open "More controls", as a press on its button does (building them once)."""

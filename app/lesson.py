@@ -61,7 +61,8 @@ class LessonSections:
         """The page sections, top to bottom, to follow the live plots and readouts."""
         faq = grid(
             [pn.pane.Markdown(text, sizing_mode="stretch_width") for text in FAQ],
-            min_width=340,
+            # Four answers in one row across a laptop's full width, two by two in an iframe.
+            min_width=290,
             gap=4,
         )
         why = side_by_side([self.row_compare.panel, self.output.panel], basis=[360, 360], gap=16)

@@ -51,8 +51,10 @@ GRID_STEPS = 200
 GRID_LRS = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
 TARGET_LOSS = 0.1
 """Default loss the grid counts steps to: about a tenth of a uniform head's loss (≈ 0.94)."""
-SPEED_FACTOR = 1.5
-"""How many times more steps (or final loss) count as slower rather than about as fast."""
+SPEED_FACTOR = 1.1
+"""How many times more steps (or final loss) count as slower rather than about as fast:
+within 10 % either way the runs are "about as fast", beyond it the sentence gives the
+factor (151 steps against 112 is "1.3× slower", not "about as fast")."""
 # Independent random streams of one seed: what a run sees does not depend on d_k or lr.
 _EMBEDDING_STREAM, _WEIGHT_STREAM, _DATA_STREAM = 0, 1, 2
 
@@ -503,14 +505,17 @@ def training_grid(
 
 
 def _unscaled_verdict(row: ScaleComparison) -> str:
-    """'slower', 'faster' or 'about as fast': how the unscaled run compares at this d_k."""
+    """How the unscaled run compares at this d_k: 'about as fast' (within
+    :data:`SPEED_FACTOR`), 'N× slower' or 'N× faster' when both reached the target (N their
+    ratio of steps, two significant digits), else 'slower' or 'faster'."""
     scaled, unscaled = row.scaled_steps, row.unscaled_steps
     if scaled is not None and unscaled is not None:
-        if unscaled >= SPEED_FACTOR * scaled:
-            return "slower"
-        if scaled >= SPEED_FACTOR * unscaled:
-            return "faster"
-        return "about as fast"
+        # A run that reaches the target at step 0 has nothing to be a multiple of.
+        slow, fast = max(scaled, unscaled, 1), max(min(scaled, unscaled), 1)
+        if slow < SPEED_FACTOR * fast:
+            return "about as fast"
+        word = "slower" if unscaled > scaled else "faster"
+        return f"{slow / fast:.2g}× {word}"
     if scaled is not None:
         return "slower"
     if unscaled is not None:
@@ -535,9 +540,11 @@ def _reach(steps: int | None) -> str:
 def describe_summary(summary: GridSummary) -> str:
     """A plain-English account of a grid's summary, every word of it computed from its numbers.
 
-    It says at which d_k the scaled runs reached the target loss, and at which d_k the
-    unscaled ones were slower (at least 1.5× the steps, or the target missed), about as fast,
-    or faster, with the figures of both (unscaled first).
+    It says at which d_k the scaled runs reached the target loss, and how the unscaled ones
+    compared at each d_k: about as fast (within :data:`SPEED_FACTOR` of the steps), so many
+    times slower or faster (both reached the target), or slower or faster (one missed it,
+    or neither did and one ended with the higher loss), with the figures of both (unscaled
+    first). The d_k with the same verdict are named together.
     """
     if not summary.rows:
         return "The grid holds no runs."
@@ -560,14 +567,13 @@ def describe_summary(summary: GridSummary) -> str:
             f"With the 1/√d_k scale the mean loss fell to {target} within {budget} steps "
             f"{where} ({steps_taken} steps)"
         )
-    groups: dict[str, list[str]] = {"slower": [], "about as fast": [], "faster": []}
+    # Verdicts in the order of their d_k, each with its d_k in that order.
+    groups: dict[str, list[str]] = {}
     for row in summary.rows:
         if row.scaled_steps is None and row.unscaled_steps is None:
             detail = f"final loss {row.unscaled_final_loss:.2g} vs {row.scaled_final_loss:.2g}"
         else:
             detail = f"{_reach(row.unscaled_steps)} vs {_reach(row.scaled_steps)}"
-        groups[_unscaled_verdict(row)].append(f"{row.d_k} ({detail})")
-    clauses = [
-        f"{verdict} at d_k = {_join(entries)}" for verdict, entries in groups.items() if entries
-    ]
+        groups.setdefault(_unscaled_verdict(row), []).append(f"{row.d_k} ({detail})")
+    clauses = [f"{verdict} at d_k = {_join(entries)}" for verdict, entries in groups.items()]
     return f"{scaled_part}. Without it, training was {'; '.join(clauses)}."

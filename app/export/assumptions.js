@@ -426,50 +426,43 @@
    * app.views.assumptions.assumptions_html: the law of q·k (expected against measured) and
    * the softmax's overflow in the chosen format, for `state` and its frames, from `texts`
    * (app.views.assumptions.ASSUMPTION_TEXTS, the section's config); `threshold` is where exp
-   * overflows in the state's format. The file has neither ρ nor QK-norm.
+   * overflows in the state's format; with `keep` (the tile ids of a group,
+   * app.views.assumptions.READOUT_GROUPS), those tiles only, in its order. The file has
+   * neither ρ nor QK-norm.
    */
-  function sectionReadoutsHtml(texts, state, raw, scaled, weights, threshold) {
+  function sectionReadoutsHtml(texts, state, raw, scaled, weights, threshold, keep) {
     const d = state.d_k;
     const [mean, variance] = dotProductMoments(d, state.sigma_q, state.sigma_k);
     const report = weights.report;
-    const tiles = [
-      text.tile(
-        texts,
-        "law-mean",
+    const tiles = {
+      "law-mean": [
         texts.mean_label,
         finiteOrMissing(texts, texts.mean, mean),
         texts.mean_reference,
-      ),
-      text.tile(
-        texts,
-        "law-std",
+      ],
+      "law-std": [
         texts.std_label,
         text.fill(texts.std, { value: scaled.std }),
         text.fill(texts.std_reference, { expected: Math.sqrt(variance / d), raw: raw.expectedStd }),
-      ),
-      text.tile(
-        texts,
-        "largest-logit",
+      ],
+      "largest-logit": [
         texts.logit_label,
         finiteOrMissing(texts, texts.logit, weights.maxLogit),
         text.fill(texts.logit_reference, { threshold, precision: state.precision }),
-      ),
-      text.tile(
-        texts,
-        "precision-non-finite",
+      ],
+      "precision-non-finite": [
         texts.non_finite_label,
         text.fill(texts.non_finite, { value: report.nonFinite }),
         text.fill(texts.non_finite_reference, { size: report.size }),
-      ),
-      text.tile(
-        texts,
-        "precision-error",
+      ],
+      "precision-error": [
         texts.error_label,
         text.numberOrMissing(texts, texts.error, report.maxAbsError),
         texts.error_reference,
-      ),
-    ];
-    return text.fill(texts.section, { tiles: tiles.join("") });
+      ],
+    };
+    const shown = (keep || Object.keys(tiles)).map((id) => text.tile(texts, id, ...tiles[id]));
+    return text.fill(texts.section, { tiles: shown.join("") });
   }
 
   return {

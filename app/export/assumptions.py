@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 
+from bokeh.models import Model
+
 import sdpa_core
 from app.controls_spec import CONTROL_BY_NAME, PRECISION_CHOICES
 from app.data_out import (
@@ -22,17 +24,36 @@ from app.data_out import (
     MATRIX_NAME_CONTROLS,
 )
 from app.export.lesson import markdown_html
+from app.export.views import _fixed_y_range
 from app.export.widgets import OFFLINE_CONTROLS, section_controls
 from app.lesson import ASSUMPTIONS_TITLE
 from app.model import SimulationModel
-from app.views.assumptions import ASSUMPTION_TEXTS, EXPLANATION, SECTION_CSS, assumptions_html
+from app.views.assumptions import (
+    ASSUMPTION_TEXTS,
+    GROUP_BASIS,
+    HEADING,
+    LAW_CONTROLS,
+    LAW_TEXT,
+    PRECISION_TEXT,
+    READOUT_GROUPS,
+    SECTION_CSS,
+    assumptions_html,
+)
 from app.views.heatmap import MASK_LABEL, OVERFLOW_COLOUR, OVERFLOW_LABEL
+from app.views.histogram import HistogramView, histogram_words
 
 SECTION = "assumptions"
 """The lesson section's name in app/controls_spec.py (``Control.lesson_section``)."""
 
 SECTION_CONTROLS = section_controls(SECTION)
 """The section's controls the file carries, top to bottom."""
+
+SECTION_GROUPS = {
+    "law": tuple(name for name in SECTION_CONTROLS if name in LAW_CONTROLS),
+    "precision": tuple(name for name in SECTION_CONTROLS if name not in LAW_CONTROLS),
+}
+"""The section's controls the file carries, by group (app.views.assumptions): each group
+sits beside what it changes, as on the served page."""
 
 SERVER_ONLY = tuple(
     control.name
@@ -68,21 +89,54 @@ def download_buttons_html() -> str:
 
 
 def section_html(model: SimulationModel) -> dict[str, str]:
-    """The section's first markup, by template variable: the served explanation, the note
-    on what the file leaves out, the readouts for the model's state and the buttons."""
+    """The section's first markup, by template variable: the served explanation in its two
+    parts, the note on what the file leaves out, each group's readouts for the model's
+    state and the buttons."""
     return {
         "assumptions_title": html.escape(ASSUMPTIONS_TITLE),
-        "assumptions_intro": markdown_html(EXPLANATION),
+        "assumptions_intro": markdown_html(f"{HEADING}\n\n{LAW_TEXT}"),
+        "assumptions_precision_intro": markdown_html(PRECISION_TEXT),
         "assumptions_note": f'<p class="sdpa-server-only">{html.escape(server_only_note())}</p>',
-        "assumptions_readouts": assumptions_html(model),
+        **{
+            f"assumptions_{group}_readouts": assumptions_html(model, group)
+            for group in READOUT_GROUPS
+        },
         "assumptions_downloads": download_buttons_html(),
     }
 
 
+HISTOGRAM_NAME = "assumptions_histogram"
+"""The section's histogram's root name, and the prefix of its models' (controller.js)."""
+
+
+def section_histogram(model: SimulationModel) -> tuple[dict[str, Model], dict[str, Model]]:
+    """The served section's scaled histogram, for the template (root, by name) and for
+    controller.js (its figure, bars, curve and curve legend entry, by the names figures.js
+    draws a histogram into), its y range one the page sets as the first screen's are, at
+    the served section's height."""
+    view = HistogramView(HISTOGRAM_NAME, model.scaled_histogram, "q·k / √d_k")
+    view.show(model.scaled_histogram, *histogram_words(model)["scaled"])
+    _fixed_y_range(view)
+    prefix = HISTOGRAM_NAME.removesuffix("_histogram")
+    models: dict[str, Model] = {
+        HISTOGRAM_NAME: view.figure,
+        f"{prefix}_bars": view.bars,
+        f"{prefix}_curve": view.curve,
+        f"{prefix}_curve_item": view.curve_legend,
+    }
+    return {HISTOGRAM_NAME: view.figure}, models
+
+
 def section_css() -> str:
-    """The served section's stylesheet, and the download buttons' look."""
+    """The served section's stylesheet, its groups' rows (controls beside what they change,
+    stacked below the two widths of app.views.assumptions.GROUP_BASIS) and the download
+    buttons' look."""
+    controls, effect = GROUP_BASIS
     return (
         SECTION_CSS
+        + ".sdpa-assumption-group { display: flex; flex-wrap: wrap; gap: 8px 16px; }"
+        + f".sdpa-assumption-group > * {{ flex: 2 1 {controls}px; min-width: 0; }}"
+        + f".sdpa-assumption-group > .sdpa-assumption-effect {{ flex: 3 1 {effect}px; }}"
         + ".sdpa-downloads { display: flex; flex-wrap: wrap; gap: 8px; margin: 6px 0; }"
         + ".sdpa-download { flex: 1 1 240px; padding: 6px 10px; border-radius: 6px;"
         + " border: 1px solid #1976d2; background: #fff; color: #1976d2; cursor: pointer; }"
@@ -112,4 +166,6 @@ def assumptions_config() -> dict:
         },
         "overflow": {"label": OVERFLOW_LABEL, "mask_label": MASK_LABEL, "colour": OVERFLOW_COLOUR},
         "texts": ASSUMPTION_TEXTS,
+        "readout_groups": {group: list(tiles) for group, tiles in READOUT_GROUPS.items()},
+        "histogram": HISTOGRAM_NAME.removesuffix("_histogram"),
     }

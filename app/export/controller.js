@@ -138,7 +138,7 @@
     ["training", "renderTraining", "training_scaled"],
     ["row", "renderRow", "row_figure", "row"],
     ["output", "renderOutput", "output_source", "output"],
-    ["assumptions", "renderAssumptions"],
+    ["assumptions", "renderAssumptions", "assumptions_histogram"],
   ];
 
   /** A value as the served widget shows it: "%g" for a number, a whole number as is. */
@@ -366,19 +366,20 @@
       return this.figures.shown(this.store);
     }
 
-    /** app.views.assumptions.AssumptionsView.update: the section's readouts. */
+    /**
+     * app.views.assumptions.AssumptionsView.update: the section's scaled histogram and
+     * each group's readouts.
+     */
     renderAssumptions() {
       const { raw, scaled, weights } = this.shownNumbers();
       const state = this.shownState;
       const threshold = SECTION.overflow_thresholds[state.precision];
-      document.getElementById("sdpa-assumptions-readouts").innerHTML = A.sectionReadoutsHtml(
-        SECTION.texts,
-        state,
-        raw,
-        scaled,
-        weights,
-        threshold,
-      );
+      const titles = T.histogramTitles(CONFIG.texts.histograms, state.d_k, raw, scaled, T.lawOf(state));
+      this.figures.drawHistogram(SECTION.histogram, scaled, titles.scaled.title, titles.scaled.curve);
+      for (const [group, keep] of Object.entries(SECTION.readout_groups)) {
+        document.getElementById(`sdpa-assumptions-${group}-readouts`).innerHTML =
+          A.sectionReadoutsHtml(SECTION.texts, state, raw, scaled, weights, threshold, keep);
+      }
     }
 
     /** A "Download CSV" press: the file app.data_out writes, from what the page shows. */

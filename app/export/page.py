@@ -38,8 +38,10 @@ from app.controls_spec import (
 from app.derived import HISTOGRAM_BINS, HISTOGRAM_HALF_WIDTH
 from app.export.assumptions import (
     SECTION_CONTROLS,
+    SECTION_GROUPS,
     assumptions_config,
     section_css,
+    section_histogram,
     section_html,
 )
 from app.export.data import (
@@ -314,15 +316,17 @@ def build_document(data: ExportData) -> tuple[PageDocuments, dict, dict]:
             first_widgets,
         ),
     )
+    histogram_roots, histogram_models = section_histogram(model)
     sections = _document(
         (
             *lesson.roots.values(),
             *(roots[name] for name in SECTION_CONTROLS),
+            *histogram_roots.values(),
             *training.roots.values(),
         ),
         _ready_callback(
             "startSections",
-            {**lesson.models, **training.models},
+            {**lesson.models, **training.models, **histogram_models},
             {name: widgets[name] for name in SECTION_CONTROLS},
         ),
     )
@@ -391,7 +395,10 @@ def render_html(data: ExportData) -> str:
             "sdpa_intro": intro_html(),
             "sdpa_first": [(name, root_name(name)) for name in FIRST_SCREEN],
             "sdpa_more": [(name, root_name(name)) for name in MORE_CELLS],
-            "sdpa_assumption_controls": [(name, root_name(name)) for name in SECTION_CONTROLS],
+            "sdpa_assumption_groups": {
+                group: [(name, root_name(name)) for name in names]
+                for group, names in SECTION_GROUPS.items()
+            },
             "sdpa_more_label": MORE_LABEL,
             "sdpa_limits": {
                 "n_max": data.n_max,

@@ -9,35 +9,64 @@ import panel as pn
 
 import sdpa_core
 from app.controls import build_controls
-from app.controls_spec import ASSUMPTION_CONTROLS
+from app.controls_spec import ASSUMPTION_CONTROLS, CONTROL_BY_NAME
 from app.data_out import download_buttons
 from app.derived import expected_moments, law_of
-from app.flow import grid
+from app.flow import grid, side_by_side
 from app.model import HISTOGRAMS, WEIGHTS, SimulationModel
+from app.views.histogram import HistogramView, histogram_words
 from app.views.markup import ServerMarkup
 from app.views.readouts import MISSING, READOUT_CSS, READOUT_TEXTS, TILE_HTML, _number, _tile
 
-EXPLANATION = """\
-### When the assumptions break
+HEADING = "### When the assumptions break"
+"""The section's heading (Markdown), above :data:`LAW_TEXT`."""
 
+LAW_TEXT = """\
 Dividing by √d_k gives the scores a spread of 1 only if every entry of q and k has
 variance 1 and q and k are independent: then Var[q·k] = d_k. With standard deviations
 **σ_q**, **σ_k** and a correlation **ρ** between q_i and k_i, the dot product has mean
 ρ·d_k·σ_q·σ_k and variance d_k·σ_q²·σ_k²·(1 + ρ²): the scaled scores spread by
 σ_q·σ_k·√(1 + ρ²), and the softmax collapses again at large σ. Models do not rely on
 the assumption: **QK-norm** (as in ViT-22B and OLMo 2) normalises each query and key to
-length √d_k before the dot product, which restores the spread whatever the σ.
+length √d_k before the dot product, which restores the spread whatever the σ. The
+histogram with the sliders is the scaled one of the plots above: watch its bars leave
+Normal(0, 1) as you move them.
+"""
+"""Above the law's controls and their histogram: what σ_q, σ_k, ρ and QK-norm change."""
 
+PRECISION_TEXT = """\
 The softmax's exponential is the other weak point. exp(x) overflows above
 x ≈ 709.8 in float64 but above 88.7 in float32 and bfloat16 and only 11.1 in float16:
 unscaled scores at d_k = 1024 reach 100 and more, so the textbook exp(x) / Σ exp(x)
 gives inf / inf = NaN. Every framework therefore **subtracts the row max** first (the
-weights do not change, and the largest exp is 1); the heatmap marks overflowed weights
-in red. Here the logits are computed in float64 and rounded to the chosen format, then
-exp, the row sum and the division run in it.
+weights do not change, and the largest exp is 1); the tiles with these controls count
+the weights that overflowed, and the heatmap marks them in red. Here the logits are
+computed in float64 and rounded to the chosen format, then exp, the row sum and the
+division run in it.
 """
+"""Above the softmax's controls and their readouts: the format and the max subtraction."""
+
+LAW_CONTROLS = tuple(
+    name for name in ASSUMPTION_CONTROLS if HISTOGRAMS in CONTROL_BY_NAME[name].feeds
+)
+"""The section's controls that move the law of q·k (the histograms), top to bottom."""
+
+PRECISION_CONTROLS = tuple(name for name in ASSUMPTION_CONTROLS if name not in LAW_CONTROLS)
+"""The section's controls that change only how the softmax computes, top to bottom."""
+
+READOUT_GROUPS = {
+    "law": ("law-mean", "law-std"),
+    "precision": ("largest-logit", "precision-non-finite", "precision-error"),
+}
+"""The readout tiles shown beside each group of controls (by tile id), in order: the law's
+under its histogram, the softmax's beside its switches."""
+
+GROUP_BASIS = (280, 360)
+"""Narrowest widths of a group's controls and of what they change, side by side: below their
+sum the figure goes directly under its controls."""
 
 SECTION_CSS = ".assumptions-readouts { margin: 4px 0; }"
+"""The readouts' spacing within the section (both pages)."""
 
 
 ASSUMPTION_TEXTS = {
@@ -74,9 +103,10 @@ def _fmt(template: str, value: float) -> str:
     return MISSING if not math.isfinite(value) else template.format(value=value)
 
 
-def assumptions_html(model: SimulationModel) -> str:
+def assumptions_html(model: SimulationModel, group: str | None = None) -> str:
     """The section's readouts: the law of q·k (expected vs measured) and the softmax's
-    overflow in the chosen format, as HTML built from numbers only."""
+    overflow in the chosen format, as HTML built from numbers only; with ``group`` (a key
+    of :data:`READOUT_GROUPS`), that group's tiles only."""
     state, weights = model.state, model.weights
     texts = ASSUMPTION_TEXTS
     law = law_of(state)
@@ -87,67 +117,91 @@ def assumptions_html(model: SimulationModel) -> str:
     non_finite = report.non_finite if report is not None else 0
     size = report.size if report is not None else weights.weights.size
     error = report.max_abs_error if report is not None else 0.0
-    tiles = [
-        _tile(
-            "law-mean",
+    tiles = {
+        "law-mean": (
             texts["mean_label"],
             _fmt(texts["mean"], float(mean)),
             texts["mean_reference"] if not law.qk_norm else texts["qk_norm_mean_reference"],
         ),
-        _tile(
-            "law-std",
+        "law-std": (
             texts["std_label"],
             texts["std"].format(value=scaled.std),
             texts["std_reference"].format(
                 expected=math.sqrt(variance / state.d_k), raw=raw.expected_std
             ),
         ),
-        _tile(
-            "largest-logit",
+        "largest-logit": (
             texts["logit_label"],
             _fmt(texts["logit"], weights.max_logit),
             texts["logit_reference"].format(threshold=threshold, precision=state.precision),
         ),
-        _tile(
-            "precision-non-finite",
+        "precision-non-finite": (
             texts["non_finite_label"],
             texts["non_finite"].format(value=non_finite),
             texts["non_finite_reference"].format(size=size),
         ),
-        _tile(
-            "precision-error",
+        "precision-error": (
             texts["error_label"],
             _number(texts["error"], error),
             texts["error_reference"],
         ),
-    ]
-    return texts["section"].format(tiles="".join(tiles))
+    }
+    shown = READOUT_GROUPS[group] if group is not None else tuple(tiles)
+    return texts["section"].format(tiles="".join(_tile(key, *tiles[key]) for key in shown))
 
 
 class AssumptionsView:
-    """The section: its controls (from the spec), the explanation, readouts and the two
-    "Download CSV" buttons."""
+    """The section: the explanation in two parts, each followed by its controls (from the
+    spec) beside what they change (the law's: the scaled histogram and the law's readouts;
+    the softmax's: its overflow readouts), and the two "Download CSV" buttons."""
 
     def __init__(self, model: SimulationModel) -> None:
         self.widgets = build_controls(model.state, ASSUMPTION_CONTROLS)
-        self.readouts = ServerMarkup(
-            html=assumptions_html(model),
-            stylesheets=[READOUT_CSS, SECTION_CSS],
-            sizing_mode="stretch_width",
-            margin=(5, 10),
+        self.histogram = HistogramView(
+            "assumptions_histogram", model.scaled_histogram, "q·k / √d_k"
         )
+        """The scaled histogram again, beside the sliders that move it."""
+        self.histogram.show(model.scaled_histogram, *histogram_words(model)["scaled"])
+        self.readouts = {
+            group: ServerMarkup(
+                html=assumptions_html(model, group),
+                stylesheets=[READOUT_CSS, SECTION_CSS],
+                sizing_mode="stretch_width",
+                margin=(5, 10),
+            )
+            for group in READOUT_GROUPS
+        }
+        """The readout tiles of each group (:data:`READOUT_GROUPS`), by group."""
         self.downloads = download_buttons(model)
+        law = pn.Column(
+            pn.pane.Bokeh(self.histogram.figure, sizing_mode="stretch_width"),
+            self.readouts["law"],
+            sizing_mode="stretch_width",
+        )
         self.panel = pn.Column(
-            pn.pane.Markdown(EXPLANATION, sizing_mode="stretch_width"),
-            grid(list(self.widgets.values()), min_width=200, gap=4),
-            self.readouts,
+            pn.pane.Markdown(f"{HEADING}\n\n{LAW_TEXT}", sizing_mode="stretch_width"),
+            side_by_side([self._controls(LAW_CONTROLS), law], basis=GROUP_BASIS, grow=[2, 3]),
+            pn.pane.Markdown(PRECISION_TEXT, sizing_mode="stretch_width"),
+            side_by_side(
+                [self._controls(PRECISION_CONTROLS), self.readouts["precision"]],
+                basis=GROUP_BASIS,
+                grow=[2, 3],
+            ),
             grid(self.downloads, min_width=240, gap=8),
             sizing_mode="stretch_width",
             css_classes=["assumptions"],
             name="assumptions",
         )
 
+    def _controls(self, names: tuple[str, ...]) -> pn.Column:
+        """The widgets of ``names``, one under the other, beside what they change."""
+        return pn.Column(*(self.widgets[name] for name in names), sizing_mode="stretch_width")
+
     def update(self, model: SimulationModel, parts: set[str]) -> None:
-        """Re-render the readouts when the weights or the histograms changed."""
+        """Redraw the histogram when the histograms changed, and the readouts when the
+        weights or the histograms did."""
+        if HISTOGRAMS in parts:
+            self.histogram.show(model.scaled_histogram, *histogram_words(model)["scaled"])
         if parts & {WEIGHTS, HISTOGRAMS}:
-            self.readouts.show(assumptions_html(model))
+            for group, readouts in self.readouts.items():
+                readouts.show(assumptions_html(model, group))

@@ -17,7 +17,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 import sdpa_core
-from app.flow import grid
+from app.flow import side_by_side
 from app.lesson_text import COLLAPSE_CURVES
 from app.model import SimulationModel
 from app.views.markup import ServerMarkup
@@ -193,10 +193,11 @@ class CollapseView:
         self.reference_note = _caption(references_caption(references))
         self._drawn_temperature = state.temperature
         self._drawn_marker = (state.d_k, state.scaled, state.temperature)
-        # Side by side when there is room for three, stacked below (course-page iframes).
-        curves_grid = grid(
+        # Side by side when there is room for three, wrapping below (course-page iframes);
+        # a flex row, so three curves fill the page's width with no empty fourth column.
+        curves_grid = side_by_side(
             [pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures],
-            min_width=260,
+            basis=[260] * len(self.figures),
         )
         self.panel = pn.Column(
             pn.pane.Markdown(

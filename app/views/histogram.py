@@ -113,32 +113,39 @@ class DotProductHistograms:
         """Redraw both histograms when d_k, the seed or the law of q and k changed."""
         if HISTOGRAMS not in parts:
             return
-        d_k = model.state.d_k
-        texts = HISTOGRAM_TEXTS
-        if law_of(model.state) == LESSON_LAW:
-            self.raw.show(
-                model.raw_histogram,
+        words = histogram_words(model)
+        self.raw.show(model.raw_histogram, *words["raw"])
+        self.scaled.show(model.scaled_histogram, *words["scaled"])
+
+
+def histogram_words(model: SimulationModel) -> dict[str, tuple[str, str]]:
+    """The title and curve label of the ``raw`` and the ``scaled`` histogram for the model's
+    state: the lesson's own words under its law, the law's numbers under any other."""
+    d_k = model.state.d_k
+    texts = HISTOGRAM_TEXTS
+    if law_of(model.state) == LESSON_LAW:
+        return {
+            "raw": (
                 texts["lesson_raw_title"].format(d_k=d_k, sqrt_d_k=d_k**0.5),
                 texts["lesson_raw_curve"].format(d_k=d_k),
-            )
-            self.scaled.show(
-                model.scaled_histogram,
+            ),
+            "scaled": (
                 texts["lesson_scaled_title"].format(d_k=d_k),
                 texts["lesson_scaled_curve"],
-            )
-            return
-        normed = texts["qk_norm"] if model.state.qk_norm else ""
-        raw, scaled = model.raw_histogram, model.scaled_histogram
-        self.raw.show(
-            raw,
+            ),
+        }
+    normed = texts["qk_norm"] if model.state.qk_norm else ""
+    raw, scaled = model.raw_histogram, model.scaled_histogram
+    return {
+        "raw": (
             texts["raw_title"].format(normed=normed, d_k=d_k, std=raw.expected_std),
             normal_label(raw),
-        )
-        self.scaled.show(
-            scaled,
+        ),
+        "scaled": (
             texts["scaled_title"].format(normed=normed, d_k=d_k, std=scaled.expected_std),
             normal_label(scaled),
-        )
+        ),
+    }
 
 
 def normal_label(frame: HistogramFrame) -> str:

@@ -33,8 +33,8 @@ PROMPTS = (
 
 DIVISOR_LABEL = "Divisor when d_k = 64"
 DIVISOR_PLACEHOLDER = "a number"
-SQRT_LABEL = "Missing function in np.____(d_k)"
-SQRT_PLACEHOLDER = "a NumPy function"
+SQRT_LABEL = "Missing NumPy function"
+SQRT_PLACEHOLDER = "its name"
 CHOOSE_LABEL = "choose…"
 """The answer boxes' labels and hints, and the matching lists' empty choice."""
 

@@ -264,6 +264,7 @@ class TrainingView:
             # A finished run belongs to the settings it was trained at: it goes with them.
             self.job = None
             self.run_source.data = empty(RUN_COLUMNS)
+            self.drawing.show_run_legend(False)
             self.progress.value = 0
         self._drawn = key
         self._show_status()
@@ -289,6 +290,7 @@ class TrainingView:
         settings = run_settings(self._state, self.grid)
         self.job = self._runner.job(settings, post=self._post, on_update=self._job_update)
         self.run_source.data = empty(RUN_COLUMNS)
+        self.drawing.show_run_legend(False)
         self._history = []
         self.progress.value = 0
         self._drawn = (
@@ -315,6 +317,7 @@ class TrainingView:
             if steps:
                 self._history.extend(steps)
                 self.run_source.stream(run_data(self._history, len(steps)))
+                self.drawing.show_run_legend(True)
                 self.updates += 1
             self.progress.value = round(100 * job.steps_done / job.total_steps)
             self._show_status()

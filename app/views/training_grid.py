@@ -178,6 +178,9 @@ class TrainingFigures:
         self.unscaled_source = ColumnDataSource(empty(BAND_COLUMNS))
         self.run_source = ColumnDataSource(empty(RUN_COLUMNS)) if run else None
         """The student's run (None on a page without Train)."""
+        self.run_items: list[LegendItem] = []
+        """The legend entries of the student's run: hidden until it has steps to draw, as a
+        legend entry of an empty line shows its label alone, with no line before it."""
         self.scaled_summary = ColumnDataSource(
             empty(SUMMARY_COLUMNS), name="training_scaled_summary"
         )
@@ -227,6 +230,12 @@ class TrainingFigures:
         self.current_span.location = shown
         self.shown_d_k = shown
 
+    def show_run_legend(self, shown: bool) -> None:
+        """Show the run's legend entries while it has steps drawn, hide them otherwise."""
+        for item in self.run_items:
+            if item.visible != shown:
+                item.visible = shown
+
     def _curve_figure(self, name: str, title: str, y_label: str, y_end: float) -> figure:
         fig = view_figure(
             name=f"training_{name}",
@@ -258,7 +267,9 @@ class TrainingFigures:
             run = fig.line(
                 x="step", y=name, source=self.run_source, line_color=RUN_COLOUR, line_width=1.5
             )
-            items.append(LegendItem(label="your run", renderers=[run]))
+            item = LegendItem(label="your run", renderers=[run], visible=False)
+            self.run_items.append(item)
+            items.append(item)
         return finish_figure(fig, items, columns=len(items))
 
     def _summary_figure(self) -> figure:

@@ -8,10 +8,15 @@ import pytest
 from conftest import LESSON_JS
 from playwright.sync_api import expect
 
+from app.controls_spec import CONTROL_BY_NAME
+from app.lesson import ASSUMPTIONS_TITLE, TRAINING_TITLE
+from app.views.assumptions import LAW_CONTROLS
 from app.views.lesson_gate import GATE_LABEL
+from app.views.quiz import DIVISOR_LABEL, SQRT_LABEL
 
 if TYPE_CHECKING:
     from conftest import AppPage
+    from playwright.sync_api import ElementHandle, Locator
 
 pytestmark = pytest.mark.browser
 
@@ -67,7 +72,7 @@ def test_quiz_gives_right_and_wrong_feedback(app_page: AppPage) -> None:
     check.click()
     expect(feedback).to_contain_text("Right: 8")
 
-    blank = page.get_by_label("Missing function in np.____(d_k)")
+    blank = page.get_by_label(SQRT_LABEL)
     blank.fill("<img src=x onerror=alert(1)>")
     page.get_by_role("button", name="Check answer 2").click()
     expect(page.locator(".quiz-feedback-2")).to_contain_text("Not quite")
@@ -141,3 +146,97 @@ def test_the_lesson_button_opens_the_lesson_from_the_keyboard(app_page: AppPage)
     app_page.page.keyboard.press("Enter")
     app_page.page.wait_for_function(LESSON_JS)
     expect(gate).to_have_count(0)
+
+
+SPAN_JS = """([control, figure]) => {
+  const a = control.getBoundingClientRect(), b = figure.getBoundingClientRect();
+  return Math.max(a.bottom, b.bottom) - Math.min(a.top, b.top);
+}"""
+"""The height of the smallest strip of the page that holds both elements whole."""
+
+FIGURE_DRAWN_JS = """(name) => {
+  const figure = sdpaFigure(name);
+  const view = figure && Bokeh.index.find_one(figure);
+  return view != null && view.has_finished() && view.el.getBoundingClientRect().height > 0;
+}"""
+
+FIGURE_ELEMENT_JS = "(name) => Bokeh.index.find_one(sdpaFigure(name)).el"
+
+
+def figure_element(app_page: AppPage, name: str) -> ElementHandle:
+    """The element Bokeh draws figure ``name`` in, once drawn."""
+    app_page.page.wait_for_function(FIGURE_DRAWN_JS, arg=name)
+    element = app_page.page.evaluate_handle(FIGURE_ELEMENT_JS, name).as_element()
+    assert element is not None
+    return element
+
+
+def element(locator: Locator) -> ElementHandle:
+    """The one element ``locator`` finds, once it is on the page."""
+    handle = locator.element_handle()
+    assert handle is not None
+    return handle
+
+
+@pytest.mark.parametrize("size", [{"width": 1280, "height": 800}, {"width": 400, "height": 700}])
+def test_every_lesson_control_shares_a_screen_with_what_it_changes(
+    app_page: AppPage, size: dict[str, int]
+) -> None:
+    """Each control of the lesson and the figure or readout it changes fit in one viewport
+    together, so a student sees the effect of a move beside it (issue 26)."""
+    page = app_page.page
+    page.set_viewport_size(size)
+    app_page.open()
+    app_page.open_section(TRAINING_TITLE)
+    app_page.open_section(ASSUMPTIONS_TITLE)
+    section_histogram = figure_element(app_page, "assumptions_histogram")
+    overflow_tile = element(
+        page.locator(".assumptions-readouts [data-testid=precision-non-finite]")
+    )
+    roles = {"slider": "slider", "switch": "switch"}
+    pairs = {
+        name: (
+            page.get_by_role(roles[CONTROL_BY_NAME[name].widget], name=CONTROL_BY_NAME[name].label),
+            section_histogram,
+        )
+        for name in LAW_CONTROLS
+    }
+    pairs["precision"] = (page.get_by_role("button", name="float16", exact=True), overflow_tile)
+    pairs["subtract_max"] = (
+        page.get_by_role("switch", name=CONTROL_BY_NAME["subtract_max"].label),
+        overflow_tile,
+    )
+    pairs["Train"] = (
+        page.get_by_role("button", name="Train", exact=True),
+        figure_element(app_page, "training_loss"),
+    )
+    pairs["worked example"] = (
+        page.get_by_role("switch", name="show the steps unscaled"),
+        element(page.get_by_test_id("worked-output")),
+    )
+    pairs["query i"] = (page.get_by_label("query i"), figure_element(app_page, "row_comparison"))
+    spans = {
+        label: page.evaluate(SPAN_JS, [element(control), target])
+        for label, (control, target) in pairs.items()
+    }
+    too_far = {label: span for label, span in spans.items() if span > size["height"]}
+    assert not too_far, f"farther apart than one {size['height']} px screen: {too_far}"
+    # The section's histogram is the scaled one of the first screen, title and all.
+    title = "(name) => sdpaFigure(name).title.text"
+    assert page.evaluate(title, "assumptions_histogram") == page.evaluate(title, "scaled_histogram")
+
+
+def test_the_quiz_labels_are_whole(app_page: AppPage) -> None:
+    """No answer box's label is cut off with an ellipsis (issue 26)."""
+    app_page.open()
+    page = app_page.page
+    for label in (DIVISOR_LABEL, SQRT_LABEL):
+        box = page.get_by_label(label)
+        expect(box).to_be_visible()
+        cut = box.evaluate(
+            """(input) => {
+              const label = input.closest('.MuiFormControl-root').querySelector('label');
+              return label.scrollWidth > label.clientWidth;
+            }"""
+        )
+        assert not cut, f"the label {label!r} is cut off"

@@ -21,7 +21,7 @@ from app.export.assumptions import SECTION_CONTROLS, SERVER_ONLY, assumptions_co
 from app.lesson import ASSUMPTIONS_TITLE
 from app.model import SimulationModel
 from app.state import SimulationState
-from app.views.assumptions import assumptions_html
+from app.views.assumptions import READOUT_GROUPS, assumptions_html
 from app.views.readouts import readouts_html
 
 from .conftest import OfflinePage
@@ -237,8 +237,12 @@ def _served(opened: OfflinePage) -> SimulationModel:
     return _model(**{name: value for name, value in state.items() if name != "seed"})
 
 
-def _section_readouts(opened: OfflinePage) -> str:
-    return opened.page.locator("#sdpa-assumptions-readouts").inner_html()
+def _section_readouts(opened: OfflinePage) -> dict[str, str]:
+    """Each group's readouts in the page, by group (app.views.assumptions.READOUT_GROUPS)."""
+    return {
+        group: opened.page.locator(f"#sdpa-assumptions-{group}-readouts").inner_html()
+        for group in READOUT_GROUPS
+    }
 
 
 def _open_section(opened: OfflinePage) -> None:
@@ -260,7 +264,18 @@ def test_the_section_shows_the_served_readouts_and_marks_the_overflow(open_expor
         "float16",
     )
     assert opened.readouts() == readouts_html(model)
-    assert _section_readouts(opened) == assumptions_html(model)
+    assert _section_readouts(opened) == {
+        group: assumptions_html(model, group) for group in READOUT_GROUPS
+    }
+    # The histogram beside the σ sliders is the served section's: the scaled one's bars.
+    _, scaled = histograms_for(512, SEED, QKLaw(2.0, 0.5))
+    section_bars = "Array.from(m.renderers[0].data_source.data.top)"
+    np.testing.assert_array_equal(
+        opened.model("assumptions_histogram", section_bars), scaled.density
+    )
+    assert opened.model("assumptions_histogram", "m.title.text") == opened.model(
+        "scaled_histogram", "m.title.text"
+    )
     snapshot = opened.snapshot()
     assert snapshot["non_finite"] == model.weights.non_finite > 0
     # The overflow layer marks exactly the served overflowed cells, with its legend.

@@ -475,3 +475,55 @@ def test_the_keyboard_reaches_every_control_of_the_page_and_the_lesson(open_expo
     ]
     missing = [words for words in expected if words not in text]
     assert missing == [], reached
+
+
+SPAN_JS = """([control, target]) => {
+  const a = control.getBoundingClientRect(), b = target.getBoundingClientRect();
+  return Math.max(a.bottom, b.bottom) - Math.min(a.top, b.top);
+}"""
+"""The height of the smallest strip of the page that holds both elements whole."""
+
+FIGURE_JS = """(name) => {
+  const model = Bokeh.documents.map((d) => d.get_model_by_name(name)).find((m) => m);
+  const view = model && Bokeh.index.find_one(model);
+  return view && view.el.getBoundingClientRect().height > 0 ? view.el : null;
+}"""
+"""The element Bokeh draws the figure ``name`` in, once it is drawn and shown."""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("size", [(1280, 800), (400, 700)])
+def test_every_lesson_control_shares_a_screen_with_what_it_changes(
+    open_export, size: tuple[int, int]
+) -> None:
+    """As on the served page: each control of the lesson and the figure or readout it
+    changes fit in one viewport together (issue 26)."""
+    from app.export.assumptions import SECTION_GROUPS
+    from app.views.worked_example import SWITCH_LABEL
+
+    width, height = size
+    opened = open_export(width=width, height=height)
+    opened.open_sections()
+    page = opened.page
+    histogram = page.wait_for_function(FIGURE_JS, arg="assumptions_histogram").as_element()
+    overflow = page.locator("#sdpa-assumptions-precision-readouts").element_handle()
+    pairs = {
+        name: (page.get_by_role("slider", name=LABEL[name]), histogram)
+        for name in SECTION_GROUPS["law"]
+    }
+    pairs["precision"] = (page.get_by_role("button", name="float16", exact=True), overflow)
+    pairs["subtract_max"] = (page.get_by_role("checkbox", name=LABEL["subtract_max"]), overflow)
+    pairs["worked example"] = (
+        page.get_by_role("checkbox", name=SWITCH_LABEL),
+        page.locator("#sdpa-worked-scaled").element_handle(),
+    )
+    pairs["query i"] = (
+        page.get_by_role("textbox", name=LABEL["row"]),
+        page.wait_for_function(FIGURE_JS, arg="row_comparison").as_element(),
+    )
+    spans = {
+        label: page.evaluate(SPAN_JS, [control.element_handle(), target])
+        for label, (control, target) in pairs.items()
+    }
+    too_far = {label: span for label, span in spans.items() if span > height}
+    assert not too_far, f"farther apart than one {height} px screen: {too_far}"

@@ -140,8 +140,12 @@ def test_section_readouts_html_matches_the_servers(node: Runner, values: dict) -
     weights.setdefault("report", {"nonFinite": 0, "size": model.weights.weights.size})
     weights["report"].setdefault("maxAbsError", 0.0)
     args = [ASSUMPTION_TEXTS, state, raw, scaled, weights, threshold]
-    (html,) = node([("assumptions", "sectionReadoutsHtml", args)])
+    groups = assumptions_config()["readout_groups"]
+    calls = [("assumptions", "sectionReadoutsHtml", [*args, groups[group]]) for group in groups]
+    (html, *grouped) = node([("assumptions", "sectionReadoutsHtml", args), *calls])
     assert html == assumptions_html(model)
+    # Each group's tiles, beside its controls (app.views.assumptions.READOUT_GROUPS).
+    assert grouped == [assumptions_html(model, group) for group in groups]
 
 
 def test_verdict_matches_the_servers(node: Runner) -> None:

@@ -119,21 +119,19 @@ def test_served_page_builds_the_lesson_when_the_student_opens_it(page_load: Page
     page_load.load()  # the page has loaded: still no lesson
     assert simulation.lesson is None
     assert simulation.layout.lesson_gate.visible
-    first_screen = len(simulation.layout.content.objects)
+    assert simulation.layout.lesson.objects == []
     simulation.state.temperature = 2.0  # a move before the lesson arrives updates what exists
     simulation.layout.lesson_gate.opened = True  # pressed, or scrolled near
     assert simulation.lesson is not None
     assert not simulation.layout.lesson_gate.visible
     sections = len(simulation.lesson.sections())
-    assert len(simulation.layout.content.objects) == first_screen + sections
+    assert len(simulation.layout.lesson.objects) == sections
     # Built from the current state: the move above is already in the lesson's row.
     assert "temperature 2 " in simulation.lesson.collapse.caption.html
     simulation.layout.lesson_gate.opened = False  # a page (or a hostile client) asking again
     simulation.layout.lesson_gate.opened = True
     simulation.add_lesson()
-    assert len(simulation.layout.content.objects) == first_screen + sections, (
-        "the lesson is added once"
-    )
+    assert len(simulation.layout.lesson.objects) == sections, "the lesson is added once"
 
 
 def test_what_the_page_asks_for_before_it_has_loaded_is_built_once_it_has(
@@ -247,7 +245,8 @@ def test_control_updates_are_not_taken_back_as_changes_from_the_page(
 def test_lesson_is_built_at_once_outside_a_server() -> None:
     simulation = Session()
     assert simulation.lesson is not None
-    assert simulation.lesson.collapse.panel in simulation.layout.content.objects
+    # Below the controls and the plots, across the page's width.
+    assert simulation.lesson.collapse.panel in simulation.layout.lesson.objects
 
 
 def test_slider_moves_send_only_the_parts_they_change() -> None:
@@ -458,7 +457,8 @@ def test_lesson_sections_behind_their_own_button_are_built_when_opened() -> None
     assert lesson.assumptions.view is not None
     assert len(lesson.views) == built_views + 1
     # Built from the model as it is when opened.
-    assert lesson.assumptions.view.readouts.html == assumptions_html(simulation.model)
+    for group, readouts in lesson.assumptions.view.readouts.items():
+        assert readouts.html == assumptions_html(simulation.model, group)
     lesson.assumptions.button.opened = False
     assert not lesson.assumptions.view.panel.visible
     lesson.assumptions.button.opened = True

@@ -357,7 +357,7 @@ def test_float16_without_max_subtraction_overflows_and_with_it_stays_finite() ->
     np.testing.assert_array_equal(nan_rows, raw.max(axis=1) > threshold)
     html = readouts_html(session.model)
     assert f">{weights.non_finite:,}<" in html and "float16, no max subtraction" in html
-    section = assumptions_view(session).readouts.html
+    section = assumptions_view(session).readouts["precision"].html
     assert f">{weights.non_finite:,}<" in section and "exp overflows above 11.1" in section
     # The heatmap: the frame marks the overflowed cells (1, NaN elsewhere) for the page's
     # overflow layer, which the figures carry in its own colour with a legend entry.
@@ -382,7 +382,7 @@ def test_float16_without_max_subtraction_overflows_and_with_it_stays_finite() ->
     sent = session.figures.frame["numbers"][WEIGHTS]
     assert sent["overflowImage"] is None, "nothing overflows: the page hides the layer"
     assert sent["report"]["nonFinite"] == 0 and sent["stable"] is True
-    assert ">0<" in assumptions_view(session).readouts.html
+    assert ">0<" in assumptions_view(session).readouts["precision"].html
 
 
 def test_no_overflow_image_is_sent_while_nothing_overflows() -> None:

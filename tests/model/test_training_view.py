@@ -312,13 +312,22 @@ def test_bands_follow_the_nearest_grid_d_k_in_the_same_sources(small_grid: Share
     assert "d_k = 1024, the grid's nearest to your 700" in view.grid_note.html
 
 
+def run_legend_shown(view: TrainingView) -> list[bool]:
+    """Whether each curve figure's "your run" legend entry is shown."""
+    return [item.visible for item in view.drawing.run_items]
+
+
 def test_a_finished_run_goes_when_its_settings_change(small_grid: SharedGrid) -> None:
     view = make_view(small_grid, sync_runner())
+    # No run, no line: a "your run" entry would be a label with nothing before it.
+    assert run_legend_shown(view) == [False, False]
     view.train()
+    assert run_legend_shown(view) == [True, True]
     change(view, n=64)  # a control the run does not use
     assert len(view.run_source.data["step"]) == 30
     change(view, temperature=2.0)
     assert view.run_source.data["step"] == [] and view.progress.value == 0
+    assert run_legend_shown(view) == [False, False]
     assert "Press Train to train at d_k = 64, scaled, temperature 2" in view.status.html
     assert "Train uses your temperature, 2." in view.grid_note.html
 

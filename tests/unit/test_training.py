@@ -152,11 +152,31 @@ def test_sentence_when_unscaled_is_slower_at_large_d_k() -> None:
     sentence = describe_summary(summary)
     assert "fell to 0.1 within 200 steps at every d_k tried" in sentence
     assert "(4: 110, 256: 14, 1024: 15 steps)" in sentence
-    assert "slower at d_k = 256 (90 steps vs 14 steps) and 1024 (not reached vs 15 steps)" in (
+    assert "1.2× slower at d_k = 4 (130 steps vs 110 steps)" in sentence
+    assert "6.4× slower at d_k = 256 (90 steps vs 14 steps)" in sentence
+    assert "; slower at d_k = 1024 (not reached vs 15 steps)." in sentence
+    assert "faster" not in sentence and "about as fast" not in sentence
+
+
+def test_about_as_fast_only_within_ten_percent() -> None:
+    """151 steps against 112 is a third more steps: slower, by its factor (issue 26)."""
+    summary = GridSummary(
+        target_loss=0.1,
+        steps=200,
+        rows=(
+            comparison(16, 112, 151),
+            comparison(64, 100, 109),
+            comparison(256, 100, 91),
+            comparison(1024, 100, 112),
+        ),
+    )
+    sentence = describe_summary(summary)
+    assert "1.3× slower at d_k = 16 (151 steps vs 112 steps)" in sentence
+    assert "about as fast at d_k = 64 (109 steps vs 100 steps) and 256 (91 steps vs 100 steps)" in (
         sentence
     )
-    assert "about as fast at d_k = 4 (130 steps vs 110 steps)" in sentence
-    assert "faster" not in sentence
+    assert "1.1× slower at d_k = 1024 (112 steps vs 100 steps)" in sentence
+    assert "about as fast at d_k = 16" not in sentence
 
 
 def test_sentence_when_unscaled_is_not_slower() -> None:
@@ -173,18 +193,20 @@ def test_sentence_when_unscaled_is_not_slower() -> None:
     assert "fell to 0.05 within 300 steps at d_k = 16 but not at 64 and 1024 (16: 90 steps)" in (
         sentence
     )
-    assert "faster at d_k = 16 (30 steps vs 90 steps), 64 (40 steps vs not reached)" in sentence
-    assert "1024 (final loss 0.2 vs 0.6)" in sentence
+    assert "3× faster at d_k = 16 (30 steps vs 90 steps)" in sentence
+    assert "; faster at d_k = 64 (40 steps vs not reached) and 1024 (final loss 0.2 vs 0.6)" in (
+        sentence
+    )
     assert "slower" not in sentence
 
 
 def test_sentence_when_nothing_reached_the_target() -> None:
     summary = GridSummary(
-        target_loss=0.1, steps=50, rows=(comparison(64, None, None, losses=(0.5, 0.55)),)
+        target_loss=0.1, steps=50, rows=(comparison(64, None, None, losses=(0.5, 0.54)),)
     )
     sentence = describe_summary(summary)
     assert "did not fall to 0.1 within 50 steps at any d_k tried" in sentence
-    assert "about as fast at d_k = 64 (final loss 0.55 vs 0.5)" in sentence
+    assert "about as fast at d_k = 64 (final loss 0.54 vs 0.5)" in sentence
 
 
 @pytest.mark.parametrize(
