@@ -40,7 +40,8 @@ def _on_change(name: str) -> CustomJS:
 
 def _slider(control: Control, value: object, grid: Sequence[float]) -> Slider:
     # The slider moves over grid positions (log steps); its label shows the value there,
-    # or the exact value a link set when the slider sits at its nearest position.
+    # or the exact value a link set when the slider sits at its nearest position. The label
+    # says the value, so no tooltip: noUiSlider's sits over the label while it moves.
     slider = Slider(
         start=0,
         end=len(grid) - 1,
@@ -50,6 +51,7 @@ def _slider(control: Control, value: object, grid: Sequence[float]) -> Slider:
         format=CustomJSTickFormatter(
             code=f"return SdpaExport.sliderLabel({json.dumps(control.name)}, tick);"
         ),
+        tooltips=False,
         sizing_mode="stretch_width",
         name=control.name,
     )

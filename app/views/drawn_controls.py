@@ -41,9 +41,14 @@ CSS = f"""
   font-size: 16px;
   color: var(--mui-palette-text-primary, rgba(0, 0, 0, 0.87));
 }}
-.sdpa-control {{ min-width: 0; padding: 6px 10px 2px; }}
+.sdpa-control {{
+  min-width: 0; padding: 6px 10px 2px;
+  display: flex; flex-direction: column; justify-content: flex-end;
+}}
 .sdpa-control label {{ display: block; line-height: 1.5; }}
-.sdpa-control .value {{ font-weight: 600; }}
+.sdpa-control .value {{
+  display: inline-block; font-weight: 600; font-variant-numeric: tabular-nums;
+}}
 .sdpa-control input[type="range"] {{
   width: 100%;
   margin: 8px 0 6px;

@@ -1,0 +1,105 @@
+"""The first screen's sliders stay where they are while they move (issue 26, points 2 and 3).
+
+A slider's label shows its value: at d_k = 1024 a longer value used to wrap the label onto a
+second line and push its slider down under the student's hand. Each slider is stepped by
+keyboard and dragged by mouse across its whole range, embedded at 800×600 and on a page 400
+px wide, and no slider's box may move. The lesson's Material UI sliders show no value
+tooltip over their labels.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from playwright.sync_api import expect
+
+from app.controls_spec import ASSUMPTION_CONTROLS, CONTROL_BY_NAME, CONTROLS
+from app.lesson import ASSUMPTIONS_TITLE
+from app.views.drawn_controls import control_spec
+
+if TYPE_CHECKING:
+    from conftest import AppPage
+    from playwright.sync_api import Page
+
+pytestmark = pytest.mark.browser
+
+SLIDERS = [control for control in CONTROLS if control.first_screen and control.widget == "slider"]
+"""The first screen's sliders, drawn in the browser."""
+
+ASSUMPTION_SLIDERS = [
+    name for name in ASSUMPTION_CONTROLS if CONTROL_BY_NAME[name].widget == "slider"
+]
+"""The lesson's Material UI sliders ("When the assumptions break")."""
+
+BOXES_JS = """(inputs) => inputs.map((input) => {
+  const box = input.getBoundingClientRect();
+  return [box.x, box.y, box.width, box.height];
+})"""
+"""Where every slider of the first screen is (x, y, width, height)."""
+
+
+def boxes(page: Page) -> list[list[float]]:
+    """Every first-screen slider's box, in spec order."""
+    return page.locator("input[type=range][data-control]").evaluate_all(BOXES_JS)
+
+
+@pytest.mark.parametrize(
+    ("size", "query"),
+    [({"width": 800, "height": 600}, "?embed=true"), ({"width": 400, "height": 700}, "")],
+    ids=["embedded-800x600", "400-wide"],
+)
+def test_first_screen_sliders_do_not_move_across_their_range(
+    app_page: AppPage, size: dict[str, int], query: str
+) -> None:
+    """Home, every ArrowRight to the end, then a drag back and forth: every slider's box
+    stays exactly where it was on load, whatever value any label shows."""
+    page = app_page.page
+    page.set_viewport_size(size)
+    app_page.open(query, lesson=False)
+    still = boxes(page)
+    assert len(still) == len(SLIDERS)
+    for control in SLIDERS:
+        positions = control_spec(control)["positions"]
+        slider = page.get_by_role("slider", name=control.label, exact=True)
+        slider.focus()
+        slider.press("Home")
+        expect(slider).to_have_attribute("aria-valuetext", positions[0])
+        assert boxes(page) == still, f"{control.name} at {positions[0]}"
+        for text in positions[1:]:
+            slider.press("ArrowRight")
+            expect(slider).to_have_attribute("aria-valuetext", text)
+            assert boxes(page) == still, f"{control.name} at {text}"
+        box = slider.bounding_box()
+        assert box is not None
+        middle = box["y"] + box["height"] / 2
+        page.mouse.move(box["x"] + box["width"] - 4, middle)
+        page.mouse.down()
+        for step in range(21):
+            page.mouse.move(box["x"] + box["width"] * (1 - step / 20), middle)
+            assert boxes(page) == still, f"{control.name} dragged, step {step}"
+        page.mouse.up()
+        expect(slider).to_have_attribute("aria-valuetext", positions[0])
+    app_page.wait_ready()
+    assert boxes(page) == still
+
+
+def test_lesson_sliders_show_no_value_tooltip_over_their_labels(app_page: AppPage) -> None:
+    """The assumptions section's sliders say their value in their label; pressed and
+    moved, they show no Material value tooltip (which covered the label)."""
+    page = app_page.page
+    app_page.open()
+    app_page.open_section(ASSUMPTIONS_TITLE)
+    for name in ASSUMPTION_SLIDERS:
+        slider = page.get_by_role("slider", name=CONTROL_BY_NAME[name].label, exact=True)
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        assert box is not None
+        before = slider.get_attribute("aria-valuetext")
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] / 2 + 30, box["y"] + box["height"] / 2, steps=4)
+        expect(slider).not_to_have_attribute("aria-valuetext", before or "")
+        # Material draws the tooltip as a value label beside the thumb (none when off).
+        expect(page.locator(".MuiSlider-valueLabel")).to_have_count(0)
+        page.mouse.up()
