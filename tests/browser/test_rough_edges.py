@@ -1,4 +1,6 @@
-"""The first screen's sliders stay where they are while they move (issue 26, points 2 and 3).
+"""Issue 26's rough edges on the served page: sliders that stay where they are while they
+move (points 2 and 3), a preset menu whose first choice is not cut, and download buttons that
+look like buttons (point 7).
 
 A slider's label shows its value: at d_k = 1024 a longer value used to wrap the label onto a
 second line and push its slider down under the student's hand. Each slider is stepped by
@@ -14,7 +16,14 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import expect
 
-from app.controls_spec import ASSUMPTION_CONTROLS, CONTROL_BY_NAME, CONTROLS
+from app.controls_spec import (
+    ASSUMPTION_CONTROLS,
+    CONTROL_BY_NAME,
+    CONTROLS,
+    NO_PRESET_LABEL,
+    PRESET_LABEL,
+)
+from app.data_out import HISTOGRAM_LABEL, MATRIX_LABEL
 from app.lesson import ASSUMPTIONS_TITLE
 from app.views.drawn_controls import control_spec
 
@@ -103,3 +112,37 @@ def test_lesson_sliders_show_no_value_tooltip_over_their_labels(app_page: AppPag
         # Material draws the tooltip as a value label beside the thumb (none when off).
         expect(page.locator(".MuiSlider-valueLabel")).to_have_count(0)
         page.mouse.up()
+
+
+CUT_JS = """(element) => element.scrollWidth > element.clientWidth"""
+"""Whether an element's text is wider than its box (cut, or ended with an ellipsis)."""
+
+
+@pytest.mark.parametrize("size", [{"width": 800, "height": 600}, {"width": 1280, "height": 800}])
+def test_the_preset_menus_first_choice_is_not_cut(app_page: AppPage, size: dict[str, int]) -> None:
+    page = app_page.page
+    page.set_viewport_size(size)
+    app_page.open("?embed=true" if size["width"] == 800 else "", lesson=False)
+    app_page.open_more()
+    shown = page.get_by_role("combobox", name=PRESET_LABEL)
+    expect(shown).to_have_text(NO_PRESET_LABEL)
+    assert shown.evaluate(CUT_JS) is False
+
+
+BUTTON_LOOK_JS = """(button) => {
+  const style = getComputedStyle(button);
+  return {border: parseFloat(style.borderTopWidth), colour: style.borderTopColor,
+          padding: parseFloat(style.paddingLeft), text: style.color};
+}"""
+
+
+def test_the_download_buttons_look_like_the_pages_other_buttons(app_page: AppPage) -> None:
+    """Bordered in the primary colour, with room around their words, as Copy link is."""
+    page = app_page.page
+    app_page.open()
+    app_page.open_section(ASSUMPTIONS_TITLE)
+    for label in (MATRIX_LABEL, HISTOGRAM_LABEL):
+        look = page.get_by_role("button", name=label).evaluate(BUTTON_LOOK_JS)
+        assert look["border"] >= 1 and look["padding"] >= 8, look
+        assert look["colour"] not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), look
+        assert look["text"] != "rgba(0, 0, 0, 0.87)", look
