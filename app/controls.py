@@ -130,10 +130,13 @@ def control_widget(control: Control) -> pn.widgets.Widget:
     """The served widget of ``control``, as its spec entry describes it."""
     if control.widget == "slider":
         formatter = "%g" if control.kind == "number" else "%d"
+        # The label shows the value; Material's value tooltip would cover it while the
+        # slider moves.
         return GridSlider(
             label=control.label,
             options=list(control.grid),
             formatter=formatter,
+            tooltips=False,
             sizing_mode="stretch_width",
         )
     if control.widget == "switch":

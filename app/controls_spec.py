@@ -328,7 +328,9 @@ SHOWABLE_CONTROLS = ("preset", *(c.name for c in CONTROLS if c.widget != "none")
 """What ``?controls=`` may name: the preset selector and every control with a widget."""
 
 PRESET_LABEL = "preset scene"
-NO_PRESET_LABEL = "(none: set the controls yourself)"
+NO_PRESET_LABEL = "(none)"
+"""The preset selector's first choice: no scene. Short, so it fits the narrowest column of
+the controls (170 px) without being cut."""
 
 TITLE = "Scaled Dot-Product Attention: Score Matrix & √d_k Distribution"
 """The page's title, served and offline."""

@@ -170,6 +170,28 @@ def histogram_csv(model: SimulationModel) -> str:
     return _histogram_text(*_histogram_snapshot(model))
 
 
+DOWNLOAD_CSS = """
+:host { --sdpa-download: var(--mui-palette-primary-main, #1976d2); }
+:host .bk-btn.bk-btn.bk-btn {
+  width: 100%; height: auto; padding: 4px 10px; border-radius: 4px; cursor: pointer;
+  border: 1px solid color-mix(in srgb, var(--sdpa-download) 50%, transparent);
+  background: transparent; color: var(--sdpa-download);
+  font: 500 13px/1.75 Roboto, "Helvetica Neue", Arial, sans-serif;
+}
+:host .bk-btn.bk-btn.bk-btn:hover {
+  border-color: var(--sdpa-download);
+  background: color-mix(in srgb, var(--sdpa-download) 8%, transparent);
+}
+:host .bk-btn.bk-btn.bk-btn:focus-visible {
+  outline: 2px solid var(--sdpa-download); outline-offset: 2px;
+}
+.bk-btn a { padding: 0; color: inherit; text-decoration: none; }
+"""
+"""The download buttons in the look of the page's outlined Material buttons (Copy link,
+Resample): Panel's file download is a Bokeh button, which the Material theme leaves as bare
+text. The repeated class outweighs Panel's ``:host(.outline) .bk-btn.bk-btn-default``."""
+
+
 class CSVDownload(CheckedPageChanges, pn.widgets.FileDownload):
     """Panel's file download, following only its click count from the page."""
 
@@ -195,6 +217,7 @@ def _download(
         variant="outline",
         css_classes=[name],
         sizing_mode="stretch_width",
+        stylesheets=[DOWNLOAD_CSS],
     )
 
     async def build() -> io.StringIO:

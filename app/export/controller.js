@@ -79,6 +79,13 @@
    */
   function arrangeControls() {
     const spec = CONFIG.shown;
+    const embedded = Q.parseEmbed(root.location.search, CONFIG.query, spec.embed_parameter);
+    // Embedded, the page drops its header as the served one does: the course page around
+    // it (and the iframe's title) says what it is.
+    const title = document.querySelector(".sdpa-title");
+    if (title) {
+      title.hidden = embedded;
+    }
     shownControls = Q.parseShownControls(root.location.search, CONFIG.query, spec);
     const first = document.getElementById("sdpa-first");
     const more = document.getElementById("sdpa-more");
@@ -105,7 +112,6 @@
       return;
     }
     listenToDisclosure(button, spec.more_label);
-    const embedded = Q.parseEmbed(root.location.search, CONFIG.query, spec.embed_parameter);
     setMoreOpen(!embedded && root.innerWidth >= spec.wide_px);
   }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import html as html_text
+import re
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -45,6 +46,24 @@ from app.views.collapse import (
 
 BAND_PARTS = ("mean", "low", "high")
 """What each metric of a curve carries, in the order the page's data holds them."""
+
+
+BEYOND_REACH = " [on the served page: this file's d_k stops at {d_max}]"
+"""The note after a value of d_k the lesson's words cite and this page's slider cannot reach
+(``str.format``: ``d_max``, the page's largest d_k). Square brackets, an editor's note: the
+served sentence may already be in parentheses."""
+
+_D_K_CITED = re.compile(r"\bd_k = (\d+)\b")
+
+
+def note_beyond_reach(text: str, d_max: int) -> str:
+    """The lesson's HTML ``text`` with each "d_k = N" past ``d_max`` followed by
+    :data:`BEYOND_REACH`: the served lesson's words stay as written, and say when they cite
+    a d_k this page does not have."""
+    note = BEYOND_REACH.format(d_max=d_max)
+    return _D_K_CITED.sub(
+        lambda cited: cited.group(0) + (note if int(cited.group(1)) > d_max else ""), text
+    )
 
 
 def markdown_html(text: str) -> str:

@@ -56,6 +56,7 @@ from app.export.lesson import (
     build_lesson,
     lesson_config,
     lesson_css,
+    note_beyond_reach,
     output_spec,
 )
 from app.export.training import build_training, default_grid, training_spec
@@ -73,8 +74,8 @@ from app.export.widgets import (
 from app.layout import WIDE_PAGE_PX
 from app.model import SimulationModel
 from app.numbers_out import frame_fields_spec
-from app.presets import PRESETS
-from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, index_limits, query_spec
+from app.presets import PRESETS, Preset, Reach, presets_within
+from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, index_limits, limit_indexes, query_spec
 from app.state import SimulationState
 from app.views.collapse import CAPTION_CSS
 from app.views.disclosure import DISCLOSURE_CSS, Disclosure
@@ -145,15 +146,36 @@ def disclosure_css() -> str:
     )
 
 
-def presets_spec() -> dict:
-    """The preset scenes of app/presets.py as data for query.js: key → label, words, values."""
+def page_presets(data: ExportData) -> dict[str, Preset]:
+    """The preset scenes as this page shows them: each value on the page's own slider steps
+    and at its fixed seed, a row within the scene's n (silently: a built-in scene asks for
+    nothing the page lacks), and words that cite those values and the page's largest d_k."""
+    grids = slider_grids(data)
+    fixed = sample_limits(data)["fixed"]
+
+    def fit(values: dict[str, object]) -> dict[str, object]:
+        fitted = {
+            name: nearest_on_grid(value, grids[name]) if name in grids else value  # type: ignore[arg-type]
+            for name, value in values.items()
+        }
+        fitted.update({name: value for name, value in fixed.items() if name in fitted})
+        limit_indexes(fitted, fitted)
+        return fitted
+
+    return presets_within(Reach(d_k_top=data.d_max), fit)
+
+
+def presets_spec(data: ExportData | None = None) -> dict:
+    """The preset scenes as data for query.js: key → label, words, values; those of the page
+    ``data`` makes (:func:`page_presets`), or without it the served page's."""
+    presets = PRESETS if data is None else page_presets(data)
     return {
         key: {
             "label": preset.label,
             "description": preset.description,
             "values": dict(preset.values),
         }
-        for key, preset in PRESETS.items()
+        for key, preset in presets.items()
     }
 
 
@@ -246,7 +268,7 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
         **lesson_config(),
         "assumptions": assumptions_config(),
         "training": training_spec(default_grid(), data.d_values),
-        "presets": presets_spec(),
+        "presets": presets_spec(data),
         "alerts": dict(ALERT_TEXTS),
         "url_names": list(URL_NAMES),
         "heatmap": figures["heatmap"],
@@ -302,7 +324,7 @@ def build_document(data: ExportData) -> tuple[PageDocuments, dict, dict]:
     training = build_training(model, default_grid())
     widgets = build_widgets(state.param.values(), slider_grids(data))
     roots = control_roots(widgets)
-    preset = preset_root(state.preset)
+    preset = preset_root(state.preset, page_presets(data))
     first_widgets = {name: w for name, w in widgets.items() if name not in SECTION_CONTROLS}
     first = _document(
         (
@@ -332,9 +354,11 @@ def build_document(data: ExportData) -> tuple[PageDocuments, dict, dict]:
     )
     config = page_config(data, state, curve_points=len(model.raw_histogram.curve_x))
     html = {"readouts": views.readouts, **lesson.html, **training.html, **section_html(model)}
+    # The served lesson's words, saying where they cite a d_k past this page's.
+    html = {name: note_beyond_reach(text, data.d_max) for name, text in html.items()}
     html["collapse_figures"] = lesson.collapse_figures
     html["training_figures"] = training.figures
-    html["faq"] = lesson.faq
+    html["faq"] = [note_beyond_reach(answer, data.d_max) for answer in lesson.faq]
     return PageDocuments(first, sections), config, html
 
 

@@ -25,7 +25,7 @@ from bokeh.models import (
 )
 
 from app.controls_spec import CONTROLS, NO_PRESET_LABEL, PRESET_LABEL, Control, nearest_on_grid
-from app.presets import preset_options
+from app.presets import Preset
 
 OFFLINE_CONTROLS: tuple[Control, ...] = tuple(control for control in CONTROLS if control.offline)
 """The controls the exported page offers, in the spec's order."""
@@ -40,7 +40,8 @@ def _on_change(name: str) -> CustomJS:
 
 def _slider(control: Control, value: object, grid: Sequence[float]) -> Slider:
     # The slider moves over grid positions (log steps); its label shows the value there,
-    # or the exact value a link set when the slider sits at its nearest position.
+    # or the exact value a link set when the slider sits at its nearest position. The label
+    # says the value, so no tooltip: noUiSlider's sits over the label while it moves.
     slider = Slider(
         start=0,
         end=len(grid) - 1,
@@ -50,6 +51,7 @@ def _slider(control: Control, value: object, grid: Sequence[float]) -> Slider:
         format=CustomJSTickFormatter(
             code=f"return SdpaExport.sliderLabel({json.dumps(control.name)}, tick);"
         ),
+        tooltips=False,
         sizing_mode="stretch_width",
         name=control.name,
     )
@@ -145,12 +147,13 @@ PRESET = "preset"
 SHOWABLE_CONTROLS)."""
 
 
-def preset_root(preset: str) -> Column:
+def preset_root(preset: str, presets: Mapping[str, Preset]) -> Column:
     """The preset scene selector, as the served one (its label, "none" first, then each
-    scene's label), showing ``preset``; a choice applies the scene (controller.js)."""
+    scene's label as this page shows ``presets``), showing ``preset``; a choice applies the
+    scene (controller.js)."""
     select = Select(
         title=PRESET_LABEL,
-        options=[("", NO_PRESET_LABEL), *((key, label) for label, key in preset_options().items())],
+        options=[("", NO_PRESET_LABEL), *((key, scene.label) for key, scene in presets.items())],
         value=preset,
         sizing_mode="stretch_width",
         name="preset_select",

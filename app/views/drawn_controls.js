@@ -4,6 +4,15 @@
  * session as a message, and the state's values come back in `values`.
  */
 
+/**
+ * The width, in `ch`, a value's box keeps whatever it shows: that of the longest position
+ * (its digits are tabular, each 1ch wide). The label then breaks where it breaks at every
+ * position, so the slider under it never moves while it is dragged (issue 26, point 3).
+ */
+function widestValue(control) {
+  return Math.max(...control.positions.map((text) => text.length));
+}
+
 /** A slider: its label shows the state's value, its position the nearest grid point. */
 function slider(control, send) {
   const box = document.createElement("div");
@@ -13,6 +22,7 @@ function slider(control, send) {
   label.htmlFor = id;
   const value = document.createElement("span");
   value.className = "value";
+  value.style.minWidth = `${widestValue(control)}ch`;
   label.append(`${control.label}: `, value);
   const input = document.createElement("input");
   input.type = "range";
@@ -27,16 +37,27 @@ function slider(control, send) {
     value.textContent = text;
     input.setAttribute("aria-valuetext", text);
   };
+  // The positions sent that the state has not shown yet, oldest first.
+  const sent = [];
   input.addEventListener("input", () => {
     const index = Number(input.value);
     // The position's value at once, before the server answers.
     showText(control.positions[index]);
+    sent.push(index);
     send({ name: control.name, index });
   });
   box.append(label, input);
   return {
     element: box,
-    show({ index, text }) {
+    show({ index, text }, putBack = false) {
+      if (!putBack && sent.includes(index) && index !== sent[sent.length - 1]) {
+        // The state of an earlier move (maybe once more), while a later one is on its way:
+        // putting the slider back there would pull it from under the student's hand.
+        return;
+      }
+      // The last move's state, a refused move put back, or a change from elsewhere (a
+      // preset, the exact box, a link).
+      sent.length = 0;
       input.value = String(index);
       showText(text);
     },
@@ -83,16 +104,16 @@ export function render({ model, el }) {
     shown[control.name] = drawn;
     grid.append(drawn.element);
   }
-  const showValues = (values) => {
+  const showValues = (values, putBack = false) => {
     for (const [name, value] of Object.entries(values)) {
-      shown[name]?.show(value);
+      shown[name]?.show(value, putBack);
     }
   };
   showValues(model.values);
   model.on("values", () => showValues(model.values));
   // A refused move: the server sends the state's values again, unchanged.
   model.on("msg:custom", (message) => {
-    if (message && message.values) showValues(message.values);
+    if (message && message.values) showValues(message.values, true);
   });
   el.append(grid);
 }

@@ -41,14 +41,19 @@ CSS = f"""
 .sdpa-controls {{
   display: grid;
   grid-template-columns: repeat(auto-fill, minmax(min({CONTROLS_MIN_WIDTH}px, 100%), 1fr));
-  gap: 4px 12px;
+  gap: 4px 8px;
   font-family: Roboto, "Helvetica Neue", Arial, sans-serif;
-  font-size: 16px;
+  font-size: 15px;
   color: var(--mui-palette-text-primary, rgba(0, 0, 0, 0.87));
 }}
-.sdpa-control {{ min-width: 0; padding: 6px 10px 2px; }}
+.sdpa-control {{
+  min-width: 0; padding: 6px 4px 2px;
+  display: flex; flex-direction: column; justify-content: flex-end;
+}}
 .sdpa-control label {{ display: block; line-height: 1.5; }}
-.sdpa-control .value {{ font-weight: 600; }}
+.sdpa-control .value {{
+  display: inline-block; font-weight: 600; font-variant-numeric: tabular-nums;
+}}
 .sdpa-control input[type="range"] {{
   width: 100%;
   margin: 8px 0 6px;
@@ -86,7 +91,9 @@ CSS = f"""
 }}
 """
 """The controls in as many columns of at least :data:`CONTROLS_MIN_WIDTH` px as fit, in the
-Material look of the page around them (its colours when Panel Material UI sets them)."""
+Material look of the page around them (its colours when Panel Material UI sets them). At
+15 px with narrow side padding the longest label, "d_k (key dimension): 1024", stays on one
+line in the four columns of an 800 px frame and the two of a 400 px page."""
 
 
 def _shown(control: Control, value: object) -> str:

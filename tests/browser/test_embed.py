@@ -117,3 +117,46 @@ def test_course_page_embeds_the_app_at_a_preset_scene(app_page: AppPage) -> None
     page.wait_for_function(IFRAME_READY_JS, arg=frame.element_handle())
     inner = page.frame_locator("iframe.simulation")
     expect(inner.get_by_test_id("verdict")).to_contain_text("one-hot")
+
+
+PARAGRAPH_LINES_JS = """() => {
+  const lines = [];
+  const visit = (root) => {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.textContent.trim() || !node.parentElement.closest('p')) continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      for (const box of range.getClientRects()) {
+        if (box.width > 0 && box.height > 0) {
+          const text = node.textContent.trim().slice(0, 40);
+          lines.push({top: box.top, bottom: box.bottom, text});
+        }
+      }
+    }
+    for (const element of root.querySelectorAll('*')) {
+      if (element.shadowRoot) visit(element.shadowRoot);
+    }
+  };
+  visit(document.body);
+  return {height: window.innerHeight, lines};
+}"""
+"""Inside a frame: every line of paragraph text (shadow roots too) and the frame's height."""
+
+
+@pytest.mark.parametrize("width", [1280, 820, 400])
+def test_the_course_page_frame_ends_between_lines(app_page: AppPage, width: int) -> None:
+    """The example course page's iframe does not end through a line of a paragraph inside
+    the app: it cuts below the first screen's last sentence (or through figures)."""
+    page = app_page.page
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(app_page.server.base_url + "/assets/course-page.html")
+    frame = page.locator("iframe.simulation")
+    page.wait_for_function(IFRAME_READY_JS, arg=frame.element_handle())
+    inner = next(f for f in page.frames if f is not page.main_frame)
+    inner.wait_for_function("() => document.fonts.status === 'loaded'")
+    shown = inner.evaluate(PARAGRAPH_LINES_JS)
+    height = shown["height"]
+    assert shown["lines"], "the app's paragraphs are in the frame"
+    cut = [line for line in shown["lines"] if line["top"] < height < line["bottom"]]
+    assert cut == [], f"the frame ({height} px high) ends through {cut}"

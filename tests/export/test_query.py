@@ -8,6 +8,7 @@ the JavaScript."""
 from __future__ import annotations
 
 import random
+import re
 import sys
 import unicodedata
 from urllib.parse import quote, urlencode
@@ -35,8 +36,12 @@ from .js_harness import EXPORT_DIR, Runner
 
 SPEC = query_spec()
 PRESETS = presets_spec()
-LIMITS = page_limits(build_export_data(128, 512, 0))
+"""The served page's preset scenes."""
+DATA = build_export_data(128, 512, 0)
+LIMITS = page_limits(DATA)
 """What the default export hands query.js to fit a link's values to."""
+PAGE_PRESETS = presets_spec(DATA)
+"""The preset scenes as the default export carries them, fitted to its d_k and n."""
 SERVED_INDEXES = index_limits(SimulationState().param.values())
 """A row past n, as the served state limits it (from its default n)."""
 CASES = [case.query for case in hostile_queries()]
@@ -160,7 +165,7 @@ def test_random_numbers_are_shown_as_python_shows_them(node: Runner) -> None:
 def fitted(node: Runner, query: str) -> dict:
     """What the offline page makes of ``query``: parsed, preset applied, fitted."""
     ((parsed),) = node(parse_calls([query]))
-    ((result),) = node([("query", "applyQuery", [parsed["values"], PRESETS, LIMITS])])
+    ((result),) = node([("query", "applyQuery", [parsed["values"], PAGE_PRESETS, LIMITS])])
     return {**result, "notices": parsed["notices"] + result["notices"]}
 
 
@@ -232,7 +237,7 @@ def test_values_within_the_page_pass_unchanged(node: Runner) -> None:
 @pytest.mark.parametrize(
     ("query", "preset", "d_k"),
     [
-        ("preset=collapse", "collapse", 512),  # fitted, still the scene as the page shows it
+        ("preset=collapse", "collapse", 512),  # the scene as the file carries it
         ("preset=collapse&d_k=1024", "collapse", 512),
         ("preset=collapse&d_k=512", "collapse", 512),  # the link asks for what the page has
         ("preset=collapse&d_k=8", "", 8),
@@ -247,8 +252,30 @@ def test_presets_on_the_offline_page(node: Runner, query: str, preset: str, d_k:
     assert (result["preset"], result["values"]["d_k"]) == (preset, d_k)
     if preset == "collapse":
         assert result["values"]["scaled"] is False
-    if query in ("preset=collapse", "preset=collapse&d_k=1024"):
-        assert any("the largest d_k this offline page carries" in t for t in result["notices"])
+    # A built-in scene fits the file it ships in: only a link's own value past it is told.
+    beyond = [t for t in result["notices"] if "the largest d_k this offline page carries" in t]
+    assert len(beyond) == (query == "preset=collapse&d_k=1024"), result["notices"]
+    if "&" not in query:
+        assert result["notices"] == [], result["notices"]
+
+
+@pytest.mark.parametrize(("n_max", "d_max", "seed"), [(128, 512, 0), (16, 16, 3), (3, 2, 1)])
+def test_every_built_in_scene_fits_the_file_it_ships_in(
+    node: Runner, n_max: int, d_max: int, seed: int
+) -> None:
+    """Exported with any limits, a file's presets ask for nothing it lacks (no notice, the
+    scene kept) and their words cite only values it has: the scene's own and its top d_k."""
+    data = build_export_data(n_max, d_max, seed)
+    presets, limits = presets_spec(data), page_limits(data)
+    for key, preset in presets.items():
+        ((parsed),) = node(parse_calls([f"preset={key}"]))
+        ((result),) = node([("query", "applyQuery", [parsed["values"], presets, limits])])
+        assert (result["preset"], result["notices"]) == (key, []), key
+        assert result["values"]["d_k"] in data.d_values and result["values"]["n"] <= n_max
+        assert result["values"]["seed"] == seed and result["values"]["row"] < result["values"]["n"]
+        words = f"{preset['label']} {preset['description']}"
+        cited = [int(value) for value in re.findall(r"d_k (?:= |to )(\d+)", words)]
+        assert all(value <= d_max for value in cited), (key, words)
 
 
 TEMPLATES = {

@@ -1,0 +1,162 @@
+"""Issue 26's rough edges on the served page: sliders that stay where they are while they
+move (points 2 and 3), a preset menu whose first choice is not cut, and download buttons that
+look like buttons (point 7).
+
+A slider's label shows its value: at d_k = 1024 a longer value used to wrap the label onto a
+second line and push its slider down under the student's hand. Each slider is stepped by
+keyboard and dragged by mouse across its whole range, embedded at 800×600 and on a page 400
+px wide, and no slider's box may move. The lesson's Material UI sliders show no value
+tooltip over their labels.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from playwright.sync_api import expect
+
+from app.controls_spec import (
+    ASSUMPTION_CONTROLS,
+    CONTROL_BY_NAME,
+    CONTROLS,
+    NO_PRESET_LABEL,
+    PRESET_LABEL,
+)
+from app.data_out import HISTOGRAM_LABEL, MATRIX_LABEL
+from app.lesson import ASSUMPTIONS_TITLE
+from app.views.drawn_controls import control_spec
+
+if TYPE_CHECKING:
+    from conftest import AppPage
+    from playwright.sync_api import Page
+
+pytestmark = pytest.mark.browser
+
+SLIDERS = [control for control in CONTROLS if control.first_screen and control.widget == "slider"]
+"""The first screen's sliders, drawn in the browser."""
+
+ASSUMPTION_SLIDERS = [
+    name for name in ASSUMPTION_CONTROLS if CONTROL_BY_NAME[name].widget == "slider"
+]
+"""The lesson's Material UI sliders ("When the assumptions break")."""
+
+BOXES_JS = """(inputs) => inputs.map((input) => {
+  const box = input.getBoundingClientRect();
+  return [box.x, box.y, box.width, box.height];
+})"""
+"""Where every slider of the first screen is (x, y, width, height)."""
+
+
+def boxes(page: Page) -> list[list[float]]:
+    """Every first-screen slider's box, in spec order."""
+    return page.locator("input[type=range][data-control]").evaluate_all(BOXES_JS)
+
+
+EVERY_POSITION_JS = """([inputs, name]) => {
+  // Each position in turn, as a move shows it at once (its label's value), measured in the
+  // same task: no answer from the server can come between a move and its measure.
+  const slider = inputs.find((input) => input.dataset.control === name);
+  const measure = () => inputs.map((input) => {
+    const box = input.getBoundingClientRect();
+    return [box.x, box.y, box.width, box.height];
+  });
+  const seen = [];
+  for (let index = Number(slider.min); index <= Number(slider.max); index++) {
+    slider.value = String(index);
+    slider.dispatchEvent(new Event("input", {bubbles: true}));
+    seen.push([slider.getAttribute("aria-valuetext"), measure()]);
+  }
+  return seen;
+}"""
+"""Every position of slider ``name``: the text its label shows there and every box."""
+
+
+@pytest.mark.parametrize(
+    ("size", "query"),
+    [({"width": 800, "height": 600}, "?embed=true"), ({"width": 400, "height": 700}, "")],
+    ids=["embedded-800x600", "400-wide"],
+)
+def test_first_screen_sliders_do_not_move_across_their_range(
+    app_page: AppPage, size: dict[str, int], query: str
+) -> None:
+    """Every position of every slider, then a drag across it and back: every slider's box
+    stays exactly where it was on load, whatever value any label shows."""
+    page = app_page.page
+    page.set_viewport_size(size)
+    app_page.open(query, lesson=False)
+    still = boxes(page)
+    assert len(still) == len(SLIDERS)
+    inputs = page.locator("input[type=range][data-control]")
+    for control in SLIDERS:
+        seen = page.evaluate(EVERY_POSITION_JS, [inputs.element_handles(), control.name])
+        assert [text for text, _ in seen] == control_spec(control)["positions"]
+        moved = [text for text, shown in seen if shown != still]
+        assert moved == [], f"{control.name}: the sliders moved at {moved}"
+        slider = page.get_by_role("slider", name=control.label, exact=True)
+        box = slider.bounding_box()
+        assert box is not None
+        middle = box["y"] + box["height"] / 2
+        page.mouse.move(box["x"] + 4, middle)
+        page.mouse.down()
+        for step in range(41):
+            page.mouse.move(box["x"] + box["width"] * (1 - abs(1 - step / 20)), middle)
+            assert boxes(page) == still, f"{control.name} dragged, step {step}"
+        page.mouse.up()
+    app_page.wait_ready()
+    assert boxes(page) == still
+
+
+def test_lesson_sliders_show_no_value_tooltip_over_their_labels(app_page: AppPage) -> None:
+    """The assumptions section's sliders say their value in their label; pressed and
+    moved, they show no Material value tooltip (which covered the label)."""
+    page = app_page.page
+    app_page.open()
+    app_page.open_section(ASSUMPTIONS_TITLE)
+    for name in ASSUMPTION_SLIDERS:
+        slider = page.get_by_role("slider", name=CONTROL_BY_NAME[name].label, exact=True)
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        assert box is not None
+        before = slider.get_attribute("aria-valuetext")
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] / 2 + 30, box["y"] + box["height"] / 2, steps=4)
+        expect(slider).not_to_have_attribute("aria-valuetext", before or "")
+        # Material draws the tooltip as a value label beside the thumb (none when off).
+        expect(page.locator(".MuiSlider-valueLabel")).to_have_count(0)
+        page.mouse.up()
+
+
+CUT_JS = """(element) => element.scrollWidth > element.clientWidth"""
+"""Whether an element's text is wider than its box (cut, or ended with an ellipsis)."""
+
+
+@pytest.mark.parametrize("size", [{"width": 800, "height": 600}, {"width": 1280, "height": 800}])
+def test_the_preset_menus_first_choice_is_not_cut(app_page: AppPage, size: dict[str, int]) -> None:
+    page = app_page.page
+    page.set_viewport_size(size)
+    app_page.open("?embed=true" if size["width"] == 800 else "", lesson=False)
+    app_page.open_more()
+    shown = page.get_by_role("combobox", name=PRESET_LABEL)
+    expect(shown).to_have_text(NO_PRESET_LABEL)
+    assert shown.evaluate(CUT_JS) is False
+
+
+BUTTON_LOOK_JS = """(button) => {
+  const style = getComputedStyle(button);
+  return {border: parseFloat(style.borderTopWidth), colour: style.borderTopColor,
+          padding: parseFloat(style.paddingLeft), text: style.color};
+}"""
+
+
+def test_the_download_buttons_look_like_the_pages_other_buttons(app_page: AppPage) -> None:
+    """Bordered in the primary colour, with room around their words, as Copy link is."""
+    page = app_page.page
+    app_page.open()
+    app_page.open_section(ASSUMPTIONS_TITLE)
+    for label in (MATRIX_LABEL, HISTOGRAM_LABEL):
+        look = page.get_by_role("button", name=label).evaluate(BUTTON_LOOK_JS)
+        assert look["border"] >= 1 and look["padding"] >= 8, look
+        assert look["colour"] not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), look
+        assert look["text"] != "rgba(0, 0, 0, 0.87)", look

@@ -1,0 +1,120 @@
+"""Issue 26 on the offline page: sliders that stay put, embed without the header, presets
+that fit the file, and lesson words that say when they cite a d_k the file lacks."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.controls_spec import CONTROLS, TITLE
+from app.export.lesson import BEYOND_REACH, note_beyond_reach
+
+from .conftest import OfflinePage
+
+LABEL = {control.name: control.label for control in CONTROLS}
+FIRST_SLIDERS = [
+    control.name
+    for control in CONTROLS
+    if control.offline and control.first_screen and control.widget == "slider"
+]
+"""The file's first-screen sliders (Bokeh's)."""
+
+BOXES_JS = """() => [...document.querySelectorAll('#sdpa-first .sdpa-control')].map((cell) => {
+  const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name(cell.dataset.control));
+  const bar = view && view.shadow_el.querySelector('.noUi-target');
+  const box = (bar || cell).getBoundingClientRect();
+  return [cell.dataset.control, box.x, box.y, box.width, box.height];
+})"""
+"""Each first-screen control's bar (a slider's track, else its cell): x, y, width, height."""
+
+TOOLTIPS_JS = """(names) => names.filter((name) => {
+  const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name(name));
+  return view.shadow_el.querySelector('.noUi-tooltip') !== null;
+})"""
+"""The sliders among ``names`` that draw a noUiSlider value tooltip."""
+
+
+def boxes(opened: OfflinePage) -> list[list]:
+    return opened.page.evaluate(BOXES_JS)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("query", "width", "height"), [("?embed=true", 800, 600), ("", 400, 700)])
+def test_first_screen_sliders_do_not_move_across_their_range(
+    open_export, query: str, width: int, height: int
+) -> None:
+    """Every position of every first-screen slider, by keyboard: no slider's bar moves, and
+    none draws a value tooltip over its label."""
+    opened = open_export(query, width=width, height=height)
+    page = opened.page
+    still = boxes(opened)
+    assert [row[0] for row in still][: len(FIRST_SLIDERS)] == FIRST_SLIDERS
+    assert page.evaluate(TOOLTIPS_JS, FIRST_SLIDERS) == []
+    for name in FIRST_SLIDERS:
+        slider = page.get_by_role("slider", name=LABEL[name], exact=True)
+        positions = int(float(slider.get_attribute("aria-valuemax")))
+        count = opened.updates()
+        slider.press("Home")
+        opened.wait_for_update_after(count)
+        assert boxes(opened) == still, name
+        for _ in range(positions):
+            count = opened.updates()
+            slider.press("ArrowRight")
+            opened.wait_for_update_after(count)
+            assert boxes(opened) == still, (name, opened.snapshot()["state"][name])
+        assert float(slider.get_attribute("aria-valuenow")) == positions
+
+
+@pytest.mark.browser
+def test_embedded_the_file_drops_its_header_as_the_served_page_does(open_export) -> None:
+    full = open_export("", width=800, height=600)
+    assert full.page.get_by_role("heading", name=TITLE, exact=True).is_visible()
+    embedded = open_export("?embed=true", width=800, height=600)
+    assert embedded.page.get_by_role("heading", name=TITLE, exact=True).count() == 0
+    assert embedded.page.get_by_text(TITLE, exact=True).is_hidden()
+    # The controls come first.
+    top = embedded.page.evaluate(
+        "document.querySelector('.sdpa-controls').getBoundingClientRect().top"
+    )
+    assert top < 20
+
+
+@pytest.mark.browser
+def test_the_collapse_preset_fits_the_file_without_a_notice(open_export) -> None:
+    opened = open_export("?preset=collapse", width=1280, height=800)
+    snapshot = opened.snapshot()
+    assert (snapshot["preset"], snapshot["state"]["d_k"], snapshot["state"]["scaled"]) == (
+        "collapse",
+        512,
+        False,
+    )
+    assert opened.model("notice", "m.visible") is False
+    scene = opened.model("scene", "m.text")
+    assert "d_k = 512" in scene and "1024" not in scene, scene
+    options = opened.model("preset_select", "m.options.map((option) => option[1])")
+    assert "Unscaled collapse (d_k = 512, scale off)" in options
+    assert not any("1024" in option for option in options), options
+
+
+def test_lesson_words_say_when_they_cite_a_d_k_past_the_file(html: str) -> None:
+    """The served lesson cites d_k = 1024; the file, whose d_k stops at 512, says so each
+    time, and cites no other d_k past 512 unmarked."""
+    note = BEYOND_REACH.format(d_max=512)
+    shown = re.sub(r"<script.*?</script>", "", html, flags=re.S)
+    cited = re.findall(rf"d_k = (\d+)(.{{0,{len(note)}}})", shown)
+    beyond = [(value, after) for value, after in cited if int(value) > 512]
+    assert beyond, "the lesson cites d_k = 1024 somewhere"
+    assert all(after == note for _, after in beyond), beyond
+
+
+def test_the_note_marks_only_values_past_the_page() -> None:
+    text = "At d_k = 2 small; at d_k = 1024 one-hot (32 at d_k = 1024). d_k = 512."
+    assert note_beyond_reach(text, 512) == (
+        "At d_k = 2 small; at d_k = 1024"
+        + BEYOND_REACH.format(d_max=512)
+        + " one-hot (32 at d_k = 1024"
+        + BEYOND_REACH.format(d_max=512)
+        + "). d_k = 512."
+    )
+    assert note_beyond_reach(text, 1024) == text
