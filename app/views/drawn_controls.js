@@ -1,7 +1,8 @@
 /*
  * The served page's first-screen sliders and switches (app/views/drawn_controls.py): native
  * inputs built from the controls' spec, named by their labels; a move is sent to the
- * session as a message, and the state's values come back in `values`.
+ * session as a message; `values` holds the state's values the page starts from, and later
+ * ones come as messages.
  */
 
 /**
@@ -37,27 +38,16 @@ function slider(control, send) {
     value.textContent = text;
     input.setAttribute("aria-valuetext", text);
   };
-  // The positions sent that the state has not shown yet, oldest first.
-  const sent = [];
   input.addEventListener("input", () => {
     const index = Number(input.value);
     // The position's value at once, before the server answers.
     showText(control.positions[index]);
-    sent.push(index);
     send({ name: control.name, index });
   });
   box.append(label, input);
   return {
     element: box,
-    show({ index, text }, putBack = false) {
-      if (!putBack && sent.includes(index) && index !== sent[sent.length - 1]) {
-        // The state of an earlier move (maybe once more), while a later one is on its way:
-        // putting the slider back there would pull it from under the student's hand.
-        return;
-      }
-      // The last move's state, a refused move put back, or a change from elsewhere (a
-      // preset, the exact box, a link).
-      sent.length = 0;
+    show({ index, text }) {
       input.value = String(index);
       showText(text);
     },
@@ -104,16 +94,20 @@ export function render({ model, el }) {
     shown[control.name] = drawn;
     grid.append(drawn.element);
   }
-  const showValues = (values, putBack = false) => {
+  const showValues = (values) => {
     for (const [name, value] of Object.entries(values)) {
-      shown[name]?.show(value, putBack);
+      shown[name]?.show(value);
     }
   };
   showValues(model.values);
+  // Set again only when a page's own change of the property was refused.
   model.on("values", () => showValues(model.values));
-  // A refused move: the server sends the state's values again, unchanged.
+  // The session answers a move only with what the page does not show yet (an exact value
+  // kept, a refused move put back, a change from elsewhere: a preset, the exact box, a
+  // link), as a message: a plain move gets no answer that could pull the slider back from
+  // under the student's hand.
   model.on("msg:custom", (message) => {
-    if (message && message.values) showValues(message.values, true);
+    if (message && message.values) showValues(message.values);
   });
   el.append(grid);
 }
