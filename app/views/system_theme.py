@@ -41,9 +41,12 @@ PANEL_DARK = {
     "--mui-palette-text-primary": DARK_PAGE["text"],
     "--mui-palette-primary-main": "#90caf9",
     "--mui-palette-primary-light": "#e3f2fd",
+    # Bokeh's toolbar icons: its light grey (#747679) nearly vanishes on #121212.
+    "--bokeh-icon-color": "#c4c7ca",
 }
-"""Panel's design variables and Material UI's palette variables in the dark theme (Material
-UI's dark palette): Panel's panes and the drawn controls take their colours from them. A
+"""Panel's design variables, Material UI's palette variables (its dark palette) and Bokeh's
+icon colour in the dark theme: Panel's panes, the drawn controls and the figures' toolbars
+take their colours from them. A
 Material UI Page sets them itself; the embedded page has no Page."""
 
 

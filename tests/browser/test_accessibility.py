@@ -17,7 +17,7 @@ from conftest import PAGE_TIMEOUT_MS, AppPage
 from playwright.sync_api import Browser, expect
 
 from app.lesson import ASSUMPTIONS_TITLE, TRAINING_TITLE
-from app.views.system_theme import DARK_PAGE
+from app.views.system_theme import DARK_PAGE, PANEL_DARK
 
 if TYPE_CHECKING:
     from browser_support import AppServer
@@ -155,3 +155,14 @@ def test_the_number_boxes_steppers_are_left_to_the_mouse(app_page: AppPage) -> N
         stepper = steppers.nth(index)
         assert stepper.get_attribute("aria-hidden") == "true"
         assert stepper.get_attribute("tabindex") == "-1"
+
+
+def test_the_toolbar_icons_are_light_in_the_dark_theme(dark_page: AppPage) -> None:
+    """Bokeh's icon colour (an inherited custom property) is the dark theme's light grey."""
+    dark_page.open(lesson=False)
+    page = dark_page.page
+    page.wait_for_function(THEMED_JS, arg=True)
+    icon = page.evaluate(
+        "() => getComputedStyle(document.documentElement).getPropertyValue('--bokeh-icon-color')"
+    )
+    assert icon.strip() == PANEL_DARK["--bokeh-icon-color"]
