@@ -139,6 +139,8 @@ class PageLayout:
             self.scene,
             session.figures,
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width", margin=(0, 10)),
+            # Above the gate: the lesson's sections replace the gate, under this heading.
+            hidden_heading(2, LESSON_HEADING),
             self.lesson_gate,
             sizing_mode="stretch_width",
         )
@@ -237,7 +239,7 @@ class PageLayout:
     def show_lesson(self, sections: Sequence[pn.viewable.Viewable]) -> None:
         """Put the lesson's sections in place of the gate that asked for them."""
         self.lesson_gate.visible = False
-        self.content.extend([hidden_heading(2, LESSON_HEADING), *sections])
+        self.content.extend(sections)
 
     def open_more(self) -> None:
         """Open "More controls", as a press on its button does (building them once)."""
