@@ -23,6 +23,7 @@ from app.controls_spec import (
 )
 from app.presets import preset_options
 from app.state import SimulationState
+from app.views.aria import STEPPER_THEME
 
 
 class ControlBinding:
@@ -92,7 +93,14 @@ class WholeNumberInput(CheckedPageChanges, pmui.IntInput):
     once the hold releases it, for a change from the page and handled a second time. Bokeh
     lets only whole numbers (or none, an emptied box) through; :class:`ControlBinding`
     clamps them or puts the box back.
+
+    Its −/+ buttons are left to the mouse (:data:`app.views.aria.STEPPER_THEME`): the
+    box's arrow keys do the same for the keyboard and assistive technology.
     """
+
+    def __init__(self, **params: object) -> None:
+        params.setdefault("theme_config", STEPPER_THEME)
+        super().__init__(**params)
 
 
 class Toggle(CheckedPageChanges, pmui.Switch):

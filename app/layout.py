@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import panel as pn
 import panel_material_ui as pmui
+import param
 
 from app.compat import detach_from_global_busy
 from app.controls import build_controls, widget_names
@@ -16,20 +18,26 @@ from app.presets import PRESETS, Preset
 from app.share import build_share_controls
 from app.ticks import once_page_loaded
 from app.views.alert_box import AlertBox
+from app.views.aria import PAGE_HEADINGS_THEME
 from app.views.disclosure import DISCLOSURE_CSS, Disclosure
 from app.views.drawn_controls import DrawnControls, drawable
+from app.views.landmark import Landmark
 from app.views.lesson_gate import GATE_CSS, LessonGate
+from app.views.system_theme import THEME_CSS, SystemTheme
 
 if TYPE_CHECKING:  # the session builds its layout: no import cycle at run time
     from app.session import Session
 
-NARROW_HEADER_CSS = """
+HEADER_CSS = """
 @media (max-width: 800px) {
   .MuiTypography-root.title { font-size: 17px !important; line-height: 1.25 !important; }
 }
+.header .MuiLinearProgress-root { display: none; }
 """
 """Below ~800 px the title wraps: a smaller font keeps it within the fixed header's height,
-which the page's content is offset by."""
+which the page's content is offset by. The header's busy bar never moves (the page is
+unbound from Panel's busy state: app.compat.detach_from_global_busy), so it is not shown,
+nor left as an unnamed progress bar for assistive technology."""
 
 CARD_CSS = """
 :host {
@@ -61,6 +69,26 @@ still share a 700 px screen)."""
 
 HISTOGRAM_HEIGHT = 175
 """Height of each histogram figure in px (they stretch to their column's width)."""
+
+LESSON_HEADING = "The lesson"
+"""The heading over the lesson's sections (visually hidden: the sections' own headings,
+one level down, say what each is)."""
+
+HIDDEN_HEADING_CSS = """
+h1, h2 {
+  position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0;
+  overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0;
+}
+"""
+"""Visually hidden, still read: the embedded page's title (its header is left out) and the
+lesson's heading (:data:`LESSON_HEADING`)."""
+
+
+def hidden_heading(level: int, text: str) -> pn.pane.HTML:
+    """A heading assistive technology reads and the page does not show."""
+    return pn.pane.HTML(
+        f"<h{level}>{html.escape(text)}</h{level}>", margin=0, stylesheets=[HIDDEN_HEADING_CSS]
+    )
 
 
 class PageLayout:
@@ -111,6 +139,8 @@ class PageLayout:
         )
         self.content = pn.Column(
             session.figures,
+            # Above the gate: the lesson's sections replace the gate, under this heading.
+            hidden_heading(2, LESSON_HEADING),
             self.lesson_gate,
             sizing_mode="stretch_width",
         )
@@ -154,25 +184,67 @@ class PageLayout:
             styles={"max-height": "none", "flex-shrink": "0"},
         )
         above = [self.notice] if self.notice is not None else []
+        self.system_theme = SystemTheme(margin=0)
+        """Reports the system's colour scheme and shows the page's on the document."""
+        if pn.state.curdoc is not None and THEME_CSS not in pn.config.raw_css:
+            # This session's page only (Panel keeps raw_css per session).
+            pn.config.raw_css.append(THEME_CSS)
+        self.page: pn.viewable.Viewable
         if session.embed:
-            self.page = pn.Column(*above, body, sizing_mode="stretch_width")
+            # No Page and so no main element of its own: the landmark holds everything.
+            self.page = Landmark(
+                object=pn.Column(
+                    self.system_theme,
+                    hidden_heading(1, TITLE),
+                    *above,
+                    body,
+                    sizing_mode="stretch_width",
+                ),
+                sizing_mode="stretch_width",
+            )
+            self.system_theme.param.watch(self._theme_changed, "dark")
         else:
-            self.page = pmui.Page(title=TITLE, main=[*above, body], stylesheets=[NARROW_HEADER_CSS])
+            self.page = pmui.Page(
+                title=TITLE,
+                main=[self.system_theme, *above, body],
+                stylesheets=[HEADER_CSS],
+                theme_config=PAGE_HEADINGS_THEME,
+            )
             detach_from_global_busy(self.page)
-            # The embedded figures and the alerts follow the page's theme toggle.
-            self._follow_theme()
-            self.page.param.watch(self._follow_theme, "dark_theme")
+            # The system's scheme sets the page's theme, the toggle sets it too, and the
+            # embedded figures and the alerts follow the page's.
+            self.system_theme.param.watch(self._take_system_theme, "dark")
+            self.page.param.watch(self._theme_changed, "dark_theme")
+        self._follow_theme()
 
-    def _dark(self) -> bool:
-        # A scene may be built before the page is (a link's preset).
+    @property
+    def dark(self) -> bool:
+        """Whether the page shows the dark theme (light while the page is being built: a
+        link's preset scene comes before it)."""
         page = getattr(self, "page", None)
-        return isinstance(page, pmui.Page) and bool(page.dark_theme)
+        if isinstance(page, pmui.Page):
+            return bool(page.dark_theme)
+        return page is not None and self.system_theme.dark
 
-    def _follow_theme(self, *events: object) -> None:
-        dark = self._dark()
+    def _take_system_theme(self, event: param.parameterized.Event) -> None:
+        if isinstance(self.page, pmui.Page):
+            self.page.dark_theme = bool(event.new)
+
+    def _theme_changed(self, event: object) -> None:
+        # The system's scheme arrives as the page loads: changes made before it has loaded
+        # would not reach it (app.ticks.once_page_loaded).
+        once_page_loaded(self._follow_theme)
+
+    def _follow_theme(self) -> None:
+        dark = self.dark
+        self.system_theme.dark = dark
         for themed in (self._session.figures, self.scene, self.notice):
             if themed is not None:
                 themed.dark = dark
+        if not isinstance(self.page, pmui.Page):
+            # Widgets built from now on (More controls, the lesson) start in this theme;
+            # the Page does the same for its own.
+            pn.config.theme = "dark" if dark else "default"
 
     def show_scene(self, preset: Preset | None) -> None:
         """Show the preset scene's label and words, or hide the alert when there is none."""
@@ -185,7 +257,7 @@ class PageLayout:
                 title=preset.label,
                 object=preset.description,
                 severity="info",
-                dark=self._dark(),
+                dark=self.dark,
                 sizing_mode="stretch_width",
                 css_classes=["preset-scene"],
             )

@@ -8,9 +8,11 @@
 # package with its "test" extra, installs Debian's chromium when /usr/bin/chromium is
 # missing (the browser tests drive it through Playwright; `playwright install` is not used)
 # and Debian's nodejs when `node` is missing (the offline page's JavaScript kernel is tested
-# against the core under Node) and Debian's nginx when it is missing (tests/proxy runs two
-# app processes behind it with deploy/nginx.conf; the tests start their own nginx on a
-# loopback port, not the system service),
+# against the core under Node) and Debian's npm when `npm` is missing, and Debian's nginx
+# when it is missing (tests/proxy runs two app processes behind it with deploy/nginx.conf;
+# the tests start their own nginx on a loopback port, not the system service), installs
+# the npm packages package-lock.json pins (axe-core, which the accessibility tests inject
+# into both pages) with `npm ci` when node_modules lacks them or holds other versions,
 # checks lint and format with ruff, and runs pytest with any arguments given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +24,7 @@ venv=".venv-$version"
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium fonts-dejavu-core)
 command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing Debian's ${missing[*]} for the browser, JavaScript kernel and proxy tests"
@@ -29,6 +32,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# node_modules/.package-lock.json is npm's record of what it installed: the same packages
+# at the same versions as package-lock.json, or `npm ci` installs them anew.
+installed=$(node -e '
+  const fs = require("fs");
+  const read = (path) => { try { return JSON.parse(fs.readFileSync(path)).packages; } catch { return null; } };
+  const wanted = read("package-lock.json"), have = read("node_modules/.package-lock.json") || {};
+  const same = Object.entries(wanted).every(([path, entry]) =>
+    path === "" || (have[path] && have[path].version === entry.version));
+  process.stdout.write(same ? "yes" : "no");')
+if [ "$installed" != yes ]; then
+  echo "Installing the npm packages package-lock.json pins (axe-core) into node_modules"
+  npm ci --include=dev --no-audit --no-fund --loglevel=error
 fi
 
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"

@@ -882,6 +882,31 @@
   }
 
   /**
+   * The figures of every document drawn so far take the dark figure theme (CONFIG.dark_theme,
+   * app/views/drawn_figures.py's, by model type) while the system prefers dark, and the
+   * values they were built with otherwise: the page's CSS follows the same media query.
+   */
+  const DARK_QUERY = root.matchMedia ? root.matchMedia("(prefers-color-scheme: dark)") : null;
+  const lightValues = new Map();
+  function followSystemTheme() {
+    const theme = CONFIG.dark_theme;
+    const dark = Boolean(DARK_QUERY && DARK_QUERY.matches);
+    for (const doc of root.Bokeh.documents) {
+      for (const model of doc.all_models) {
+        const values = theme[model.type];
+        if (!values || (!dark && !lightValues.has(model))) continue;
+        // The theme's Div is the heatmap's title; the widgets' own Divs keep their look.
+        if (model.type === "Div" && model.name !== "heatmap_title") continue;
+        if (!lightValues.has(model)) {
+          lightValues.set(model, Object.fromEntries(Object.keys(values).map((key) => [key, model[key]])));
+        }
+        model.setv(dark ? values : lightValues.get(model));
+      }
+    }
+  }
+  DARK_QUERY?.addEventListener?.("change", followSystemTheme);
+
+  /**
    * Draw the lesson's document (built by app/export/page.py beside the first one), as
    * BokehJS's own page script draws the first: its ready callback calls startSections.
    */
@@ -900,11 +925,13 @@
      * the controls' widgets, by control name.
      */
     start(models, widgets) {
+      followSystemTheme();
       api.page = new ExportPage(models, widgets, new S.KernelSource(CONFIG));
       api.page.start();
     },
     /** Called by the lesson's document once drawn, as start is by the first. */
     startSections(models, widgets) {
+      followSystemTheme();
       api.page?.attachSections(models, widgets);
     },
     onWidget(name, model) {

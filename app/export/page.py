@@ -71,7 +71,7 @@ from app.export.widgets import (
     preset_root,
     root_name,
 )
-from app.layout import WIDE_PAGE_PX
+from app.layout import LESSON_HEADING, WIDE_PAGE_PX
 from app.model import SimulationModel
 from app.numbers_out import frame_fields_spec
 from app.presets import PRESETS, Preset, Reach, presets_within
@@ -79,7 +79,9 @@ from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, index_limits, limit_index
 from app.state import SimulationState
 from app.views.collapse import CAPTION_CSS
 from app.views.disclosure import DISCLOSURE_CSS, Disclosure
+from app.views.drawn_figures import DARK_FIGURE_THEME
 from app.views.readouts import READOUT_CSS
+from app.views.system_theme import THEME_CSS
 from app.views.training_grid import CSS as TRAINING_CSS
 
 ASSETS = Path(__file__).resolve().parent
@@ -253,6 +255,8 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
     return {
         **spec,
         **source,
+        # The figures' dark look when the system prefers dark (controller.js).
+        "dark_theme": DARK_FIGURE_THEME,
         # The spec's offline controls, each with the page's slider positions and first value.
         "controls": [
             {
@@ -402,7 +406,8 @@ def render_html(data: ExportData) -> str:
         title=TITLE,
         template=(ASSETS / "page.html.jinja").read_text(encoding="utf-8"),
         template_variables={
-            "sdpa_style": (ASSETS / "page.css").read_text(encoding="utf-8")
+            "sdpa_style": THEME_CSS
+            + (ASSETS / "page.css").read_text(encoding="utf-8")
             + disclosure_css()
             + READOUT_CSS
             + CAPTION_CSS
@@ -416,6 +421,7 @@ def render_html(data: ExportData) -> str:
             "section_roots": later_items[0].roots,
             "sdpa_scripts": scripts,
             "sdpa_title": html.escape(TITLE),
+            "sdpa_lesson_heading": html.escape(LESSON_HEADING),
             "sdpa_intro": intro_html(),
             "sdpa_first": [(name, root_name(name)) for name in FIRST_SCREEN],
             "sdpa_more": [(name, root_name(name)) for name in MORE_CELLS],

@@ -15,15 +15,16 @@ button {
   font-size: 14px;
   font-weight: 500;
   text-align: left;
-  color: #1565c0;
+  color: var(--sdpa-accent-text, #1565c0);
   background: transparent;
-  border: 1px solid #90caf9;
+  border: 1px solid var(--sdpa-accent-border, #90caf9);
   border-radius: 6px;
   cursor: pointer;
 }
-button:hover { background: #e3f2fd; }
-button:focus-visible { outline: 3px solid #1565c0; outline-offset: 2px; }
+button:hover { background: var(--sdpa-accent-hover, #e3f2fd); }
+button:focus-visible { outline: 3px solid var(--sdpa-accent-text, #1565c0); outline-offset: 2px; }
 """
+"""The button's look; the dark theme's colours come from app/views/system_theme.py."""
 
 
 class Disclosure(JSComponent):

@@ -83,6 +83,9 @@ class HeatmapView:
             toolbar_location="above",
             tools="pan,wheel_zoom,box_zoom,reset,save",
             active_scroll=None,
+            # The toolbar is 30 px tall: its active tools' bars then sit 6 px above the
+            # heatmap's top row, not on its edge.
+            min_border_top=36,
         )
         self.figure.title.text_font_size = "13px"
         self.figure.grid.visible = False

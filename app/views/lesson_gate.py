@@ -18,6 +18,7 @@ GATE_LABEL = "Why the scale matters: collapse curves, one query, the worked exam
 OPENING_TEXT = "Loading the lesson…"
 """What the button says between the student's request and the lesson's arrival."""
 
+# The dark theme's colours come from app/views/system_theme.py (--sdpa-*).
 GATE_CSS = """
 button {
   width: 100%;
@@ -26,15 +27,15 @@ button {
   font-size: 16px;
   font-weight: 500;
   text-align: left;
-  color: #1565c0;
-  background: #e3f2fd;
-  border: 1px solid #90caf9;
+  color: var(--sdpa-accent-text, #1565c0);
+  background: var(--sdpa-accent-background, #e3f2fd);
+  border: 1px solid var(--sdpa-accent-border, #90caf9);
   border-radius: 6px;
   cursor: pointer;
 }
-button:hover { background: #bbdefb; }
-button:focus-visible { outline: 3px solid #1565c0; outline-offset: 2px; }
-button[disabled] { cursor: progress; color: #37474f; }
+button:hover { background: var(--sdpa-accent-hover, #bbdefb); }
+button:focus-visible { outline: 3px solid var(--sdpa-accent-text, #1565c0); outline-offset: 2px; }
+button[disabled] { cursor: progress; color: var(--sdpa-muted-text, #37474f); }
 """
 
 

@@ -38,6 +38,10 @@ SQRT_PLACEHOLDER = "its name"
 CHOOSE_LABEL = "choose…"
 """The answer boxes' labels and hints, and the matching lists' empty choice."""
 
+CODE_CSS = "code { color: var(--sdpa-code-text, #b0004a); }"
+"""Code in the questions: Panel's Markdown colours it for a dark code block (#82aaff, 2.3:1
+on white); this red-violet reads at 7:1 on white, and the dark theme's pink on #121212."""
+
 CHECK_LABEL = "Check answer {number}"
 """Each question's Check button (a distinct accessible name per question)."""
 
@@ -284,7 +288,12 @@ class QuizView:
     @staticmethod
     def _question(prompt: str, *objects: pn.viewable.Viewable) -> pn.Column:
         return pn.Column(
-            pn.pane.Markdown(prompt, sizing_mode="stretch_width", margin=(5, 10, 0, 10)),
+            pn.pane.Markdown(
+                prompt,
+                sizing_mode="stretch_width",
+                margin=(5, 10, 0, 10),
+                stylesheets=[CODE_CSS],
+            ),
             *objects,
             sizing_mode="stretch_width",
         )

@@ -33,6 +33,7 @@ from app.training_runs import (
     TrainingJob,
     TrainingRunner,
 )
+from app.views.aria import progress_theme
 from app.views.markup import ServerMarkup
 from app.views.training_grid import (
     CSS,
@@ -55,6 +56,8 @@ from sdpa_core import (
 
 TRAIN_LABEL = "Train"
 STOP_LABEL = "Stop"
+PROGRESS_LABEL = "Training progress"
+"""The accessible name of the run's progress bar."""
 
 INTRO = (
     intro("on this server")
@@ -198,6 +201,7 @@ class TrainingView:
             margin=(0, 10),
             css_classes=["training-progress"],
             styles={"align-self": "center"},
+            theme_config=progress_theme(PROGRESS_LABEL),
         )
         self.status = _markup("")
         self.grid_note = _markup("")

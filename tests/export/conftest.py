@@ -94,8 +94,12 @@ class OfflinePage:
         )
 
 
-def _open(browser: Any, path: Path, query: str, width: int, height: int) -> OfflinePage:
-    context = browser.new_context(viewport={"width": width, "height": height})
+def _open(
+    browser: Any, path: Path, query: str, width: int, height: int, color_scheme: str = "light"
+) -> OfflinePage:
+    context = browser.new_context(
+        viewport={"width": width, "height": height}, color_scheme=color_scheme
+    )
     page = context.new_page()
     opened = OfflinePage(page=page, context=context)
     page.on("pageerror", lambda error: opened.errors.append(f"page error: {error}"))
@@ -129,12 +133,15 @@ def _open(browser: Any, path: Path, query: str, width: int, height: int) -> Offl
 
 @pytest.fixture
 def open_export(chromium: Any, exported_file: Path) -> Iterator[Callable[..., OfflinePage]]:
-    """Open the exported file with an optional query string; on teardown, fail if any page
-    reported an error or tried to reach the network."""
+    """Open the exported file with an optional query string, window size and system colour
+    scheme (light unless given); on teardown, fail if any page reported an error or tried to
+    reach the network."""
     pages: list[OfflinePage] = []
 
-    def open_page(query: str = "", width: int = 1280, height: int = 800) -> OfflinePage:
-        opened = _open(chromium, exported_file, query, width, height)
+    def open_page(
+        query: str = "", width: int = 1280, height: int = 800, color_scheme: str = "light"
+    ) -> OfflinePage:
+        opened = _open(chromium, exported_file, query, width, height, color_scheme)
         pages.append(opened)
         return opened
 
