@@ -171,14 +171,13 @@ class PageLayout:
         )
         main_min_width = 760 if session.embed else 640
         body = sidebar_layout(controls, self.content, main_min_width=main_min_width)
-        self.lesson = pn.Column(sizing_mode="stretch_width", margin=(0, 5))
+        self.lesson: pn.Column | None = None
         """The lesson, once asked for: below the controls and the plots, the page's whole
         width (beside the controls' column it left that column empty for thousands of px)."""
         # The page's main area is as high as the window and Bokeh caps a layout at its
         # parent's height: capped, the body would end there and the lesson overlap it.
-        body = pn.Column(
+        self._body = body = pn.Column(
             body,
-            self.lesson,
             sizing_mode="stretch_width",
             margin=0,
             styles={"max-height": "none", "flex-shrink": "0"},
@@ -268,6 +267,9 @@ class PageLayout:
     def show_lesson(self, sections: Sequence[pn.viewable.Viewable]) -> None:
         """Put the lesson's sections in place of the gate that asked for them."""
         self.lesson_gate.visible = False
+        if self.lesson is None:
+            self.lesson = pn.Column(sizing_mode="stretch_width", margin=(0, 5))
+            self._body.append(self.lesson)
         self.lesson.extend(sections)
 
     def open_more(self) -> None:

@@ -81,10 +81,11 @@
     const spec = CONFIG.shown;
     const embedded = Q.parseEmbed(root.location.search, CONFIG.query, spec.embed_parameter);
     // Embedded, the page drops its header as the served one does: the course page around
-    // it (and the iframe's title) says what it is.
+    // it (and the iframe's title) says what it is; the title stays the page's heading for
+    // assistive technology, visually hidden.
     const title = document.querySelector(".sdpa-title");
     if (title) {
-      title.hidden = embedded;
+      title.classList.toggle("sdpa-visually-hidden", embedded);
     }
     shownControls = Q.parseShownControls(root.location.search, CONFIG.query, spec);
     const first = document.getElementById("sdpa-first");

@@ -119,7 +119,7 @@ def test_served_page_builds_the_lesson_when_the_student_opens_it(page_load: Page
     page_load.load()  # the page has loaded: still no lesson
     assert simulation.lesson is None
     assert simulation.layout.lesson_gate.visible
-    assert simulation.layout.lesson.objects == []
+    assert simulation.layout.lesson is None
     simulation.state.temperature = 2.0  # a move before the lesson arrives updates what exists
     simulation.layout.lesson_gate.opened = True  # pressed, or scrolled near
     assert simulation.lesson is not None
