@@ -25,6 +25,7 @@ from app.views.collapse import (
     marker_caption,
     marker_data,
 )
+from app.views.heatmap import row_outline
 from app.views.row_compare import BAR_OFFSET, LEGEND, TITLE
 
 from .conftest import OfflinePage
@@ -172,12 +173,9 @@ def assert_row_and_output_match_served(opened: OfflinePage) -> dict[str, Any]:
         LEGEND[False].format(entropy=f"{row.unscaled_entropy:.2f}"),
     ]
     outline = source_data(opened, "row_outline")
-    assert outline == {
-        "left": [0],
-        "right": [state["n"]],
-        "top": [row.row],
-        "bottom": [row.row + 1],
-    }
+    assert outline == row_outline(state["n"], row.row)
+    # The outline frames the row from outside: none of its cells is under the dashes.
+    assert outline["top"][0] < row.row and outline["bottom"][0] > row.row + 1
     output = model.output
     shown = opened.page.evaluate(
         """() => {
@@ -249,6 +247,8 @@ def visible_text(html: str) -> str:
 
 @pytest.mark.browser
 def test_the_faq_and_the_worked_example_show_the_served_texts(open_export) -> None:
+    from app.export.data import D_MAX_DEFAULT
+    from app.export.lesson import note_beyond_reach
     from app.lesson import FAQ
     from app.views.worked_example import SWITCH_LABEL, worked_example, worked_example_html
 
@@ -256,7 +256,9 @@ def test_the_faq_and_the_worked_example_show_the_served_texts(open_export) -> No
     page = opened.page
     faq = " ".join(page.get_by_test_id("faq").inner_text().split())
     for text in FAQ:
-        assert " ".join(text.replace("**", "").split()) in faq
+        # The served words, with a note after each d_k the file's slider cannot reach.
+        noted = note_beyond_reach(text.replace("**", ""), D_MAX_DEFAULT)
+        assert " ".join(noted.split()) in faq
     section = page.get_by_test_id("worked-example")
     examples = {scaled: worked_example(scaled) for scaled in (True, False)}
 
@@ -269,14 +271,17 @@ def test_the_faq_and_the_worked_example_show_the_served_texts(open_export) -> No
         return " ".join(texts[0].split())
 
     def served(scaled: bool) -> str:
-        return visible_text(worked_example_html(examples[scaled], examples[not scaled]))
+        html = worked_example_html(examples[scaled], examples[not scaled])
+        return visible_text(note_beyond_reach(html, D_MAX_DEFAULT))
 
     assert shown().replace(" ", "") == served(True).replace(" ", "")
     switch = page.get_by_role("checkbox", name=SWITCH_LABEL)
     switch.press("Space")
     assert switch.is_checked()
     assert shown().replace(" ", "") == served(False).replace(" ", "")
-    unscaled = worked_example_html(examples[False], examples[True])
+    unscaled = note_beyond_reach(
+        worked_example_html(examples[False], examples[True]), D_MAX_DEFAULT
+    )
     (sentence,) = re.findall(r'data-testid="worked-result">(.*?)</p>', unscaled)
     assert page.get_by_test_id("worked-result").filter(visible=True).inner_text() == sentence
     switch.press("Space")
