@@ -52,19 +52,6 @@ CELL_INDEX_JS = "return String(Math.floor(value))"
 CELL_VALUE_JS = "return Number.isNaN(value) ? 'masked' : value.toPrecision(4)"
 
 
-ROW_OUTLINE_GAP = 0.15
-"""How far outside the marked row its dashed outline runs, in rows: the dashes then frame
-the row's cells instead of covering their top and bottom (at n = 32 a row is ~7 px and
-the 2 px dashes hid most of a one-hot row's one bright cell)."""
-
-
-def row_outline(n: int, row: int) -> dict[str, list]:
-    """The outline source's data for query ``row`` of an n×n heatmap (figures.js's
-    ``drawOutline`` gives the same)."""
-    gap = ROW_OUTLINE_GAP
-    return {"left": [0], "right": [n], "top": [row - gap], "bottom": [row + 1 + gap]}
-
-
 class HeatmapView:
     """The n×n score or weight matrix: query i down the rows (0 at the top), key j across.
 
@@ -184,7 +171,8 @@ class HeatmapView:
 
     @staticmethod
     def _outline(model: SimulationModel) -> dict[str, list]:
-        return row_outline(model.state.n, model.row.row)
+        row = model.row.row
+        return {"left": [0], "right": [model.state.n], "top": [row], "bottom": [row + 1]}
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Send what ``parts`` changed: everything on new scores, only the weights otherwise."""

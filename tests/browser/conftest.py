@@ -268,7 +268,9 @@ class AppPage:
 
     def wait_histograms(self, d_k: int) -> None:
         """Wait until both histograms have been redrawn for ``d_k`` (their titles name it)."""
-        self.page.wait_for_function(HISTOGRAMS_AT_JS, arg=d_k)
+        # Polled on a timer, not on animation frames: the figures draw their histograms a
+        # frame after the heatmap, and a poll on every frame can keep delaying it.
+        self.page.wait_for_function(HISTOGRAMS_AT_JS, arg=d_k, polling=100)
 
     def is_marked(self, column: str) -> bool:
         """Whether the heatmap still holds the ``column`` image :meth:`mark` saw and no
