@@ -3,8 +3,9 @@
 Each is a native range input or switch (keyboard-operable, named by its label) built in the
 page from the spec as data (app/controls_spec.py); the session holds the state. A move
 reaches the server as a message, checked and coerced like any value from a page
-(:meth:`app.state.SimulationState.coerce`); the state's value comes back as ``values``
-whenever it changes, from this page or from anywhere else (a preset, the exact box, a link).
+(:meth:`app.state.SimulationState.coerce`); the state's value comes back whenever the
+page does not show it, whether it changed on this page or anywhere else (a preset, the exact
+box, a link).
 One component for all of them: a session holds two Bokeh models for the controls a student
 moves most instead of a Material UI widget tree for each.
 
@@ -153,7 +154,6 @@ class DrawnControls(CheckedPageChanges, JSComponent):
         )
         self._on_page = dict(self.values)
         """What the page shows, by control name, as far as the session knows."""
-        self._shown_since_move = False
         if self._controls:
             state.param.watch(self._show, list(self._controls))
 
@@ -175,7 +175,6 @@ class DrawnControls(CheckedPageChanges, JSComponent):
 
     def _show(self, *events: object) -> None:
         """Send the page the values it does not show yet (nothing when it shows them all)."""
-        self._shown_since_move = True
         values = self._values()
         differ = {name: value for name, value in values.items() if self._on_page.get(name) != value}
         with param.discard_events(self):
@@ -217,12 +216,13 @@ class DrawnControls(CheckedPageChanges, JSComponent):
             self._on_page[name] = {"index": index, "text": _shown(control, control.grid[index])}
         else:
             self._on_page[name] = {"value": bool(wanted)}
-        self._shown_since_move = False
+        unchanged = getattr(self.state, name) == coerced
         self.state.set_controls(**{name: coerced})
         if getattr(self.state, name) != coerced:
             self._put_back()
-        elif not self._shown_since_move:
-            # The state already held the value (an exact value at its nearest position).
+        elif unchanged:
+            # No watcher ran: the state already held the value (an exact value kept at its
+            # nearest position), which the page may not show.
             self._show()
 
     def _value_of(self, msg: Any) -> tuple[str, object] | None:
