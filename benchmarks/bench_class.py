@@ -16,9 +16,10 @@ session exactly as for Chromium. Run it from the repository root::
     python benchmarks/bench_class.py --url http://127.0.0.1:8080/main --students 50
 
 Without ``--url`` it starts ``sdpa-sim --port P --address 127.0.0.1`` on a free port in
-5400–5499 (``--num-procs N`` is passed on, 0 included: one worker per core) and measures its
-CPU and memory (the process and its children); with ``--url`` it measures the server
-process given by ``--server-pid`` or, on a loopback address, the one listening on the port.
+5400–5499 (``--num-procs N`` is passed on, 0 included: one worker per core, as
+``sdpa-sim`` counts them; the workers started are printed) and measures its CPU and memory
+(the process and its children); with ``--url`` it measures the server process given by
+``--server-pid`` or, on a loopback address, the one listening on the port.
 
 What is measured, per run (``time.monotonic()`` in every process, so stamps compare):
 
@@ -384,6 +385,17 @@ class Server:
         except psutil.NoSuchProcess:
             return []
 
+    def workers(self) -> int:
+        """How many processes build sessions: the front's workers (its children, with
+        ``--num-procs`` above 1), else the server process itself; 0 if it is unknown."""
+        if self.pid is None:
+            return 0
+        try:
+            children = psutil.Process(self.pid).children()
+        except psutil.NoSuchProcess:
+            return 0
+        return len(children) or 1
+
     def sample(self) -> tuple[float, float, float] | None:
         """(time, CPU seconds, RSS bytes) of the whole tree, or None if not measurable."""
         processes = self.tree()
@@ -600,10 +612,9 @@ async def run_class(args: argparse.Namespace, server: Server, plan: Plan) -> dic
     context = multiprocessing.get_context("spawn")
     samples = Samples()
     sampler = asyncio.create_task(sample_forever(server, samples))
-    # One warm-up session per worker process (a front or parent plus N workers: N): a
-    # new page goes to the least loaded worker, so each builds its first page untimed.
-    server_processes = len(server.tree())
-    warm = [await warm_up(plan.url, plan) for _ in range(max(1, server_processes - 1))]
+    # One warm-up session per worker process: a new page goes to the least loaded
+    # worker, so each builds its first page untimed.
+    warm = [await warm_up(plan.url, plan) for _ in range(max(1, server.workers()))]
     await asyncio.sleep(1.0)
     baseline = server.sample()
 
@@ -1015,6 +1026,16 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def worker_text(server: Server) -> str:
+    """How many worker processes serve, as printed: "2 worker processes behind a front"."""
+    workers = server.workers()
+    if not workers:
+        return "the server process is unknown"
+    if len(server.tree()) > workers:
+        return f"{workers} worker process{'es' if workers > 1 else ''} behind a front"
+    return "1 process"
+
+
 def environment(server: Server) -> dict[str, Any]:
     """The machine and the code measured."""
     commit = subprocess.run(
@@ -1030,6 +1051,8 @@ def environment(server: Server) -> dict[str, Any]:
         "python": platform.python_version(),
         "load_average": os.getloadavg(),
         "server_processes": len(server.tree()),
+        "server_workers": server.workers(),
+        "server_set_up": worker_text(server),
     }
 
 
@@ -1147,6 +1170,8 @@ def target_server(args: argparse.Namespace, log_path: Path) -> Iterator[Server]:
         yield external_server(args.url, args.server_pid)
         return
     server = start_server(args.num_procs, log_path)
+    requested = "" if args.num_procs is None else f" (--num-procs {args.num_procs})"
+    print(f"server started{requested}: {worker_text(server)}", flush=True)
     try:
         yield server
     finally:
@@ -1208,7 +1233,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     header = (
         f"sdpa-sim class load: {scene}; n = {args.n}, d_k = {args.d_k}; "
-        f"{env['server_processes']} server process(es), {env['cpus']} CPUs, load average "
+        f"{env['server_set_up']}, {env['cpus']} CPUs, load average "
         f"{load_before[0]:.2f} → {env['load_average'][0]:.2f}; commit {env['commit']}"
         + (" + uncommitted app changes" if env["app_has_uncommitted_changes"] else "")
     )
