@@ -28,6 +28,7 @@ from app.model import SimulationModel
 from app.views.heatmap import (
     COLOUR_BAR_TITLES,
     LEGEND_KEY_NAME,
+    ROW_OUTLINE_GAP,
     SCORES_PALETTE,
     TITLES,
     VIEW_COLUMNS,
@@ -105,6 +106,7 @@ def figures_config() -> dict:
             "colour_bar_titles": COLOUR_BAR_TITLES,
             "weights_palette": list(WEIGHTS_PALETTE),
             "scores_palette": list(SCORES_PALETTE),
+            "outline_gap": ROW_OUTLINE_GAP,
         },
         "histogram": {"headroom": HISTOGRAM_HEADROOM},
         "texts": {"readouts": READOUT_TEXTS, "histograms": HISTOGRAM_TEXTS},

@@ -1,6 +1,6 @@
 """Issue 26's rough edges on the served page: sliders that stay where they are while they
-move (points 2 and 3), a preset menu whose first choice is not cut, and download buttons that
-look like buttons (point 7).
+move (points 2 and 3), a row outline that leaves the row's cells in view (point 4), a preset
+menu whose choices are not cut, and download buttons that look like buttons (point 7).
 
 A slider's label shows its value: at d_k = 1024 a longer value used to wrap the label onto a
 second line and push its slider down under the student's hand. Each slider is stepped by
@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from browser_support import ROW_CELL_PIXELS_JS, assert_bright_cell_in_full_view
 from playwright.sync_api import expect
 
 from app.controls_spec import (
@@ -26,6 +27,7 @@ from app.controls_spec import (
 from app.data_out import HISTOGRAM_LABEL, MATRIX_LABEL
 from app.lesson import ASSUMPTIONS_TITLE
 from app.views.drawn_controls import control_spec
+from app.views.heatmap import ROW_OUTLINE_COLOUR
 
 if TYPE_CHECKING:
     from conftest import AppPage
@@ -126,6 +128,28 @@ def test_lesson_sliders_show_no_value_tooltip_over_their_labels(app_page: AppPag
         # Material draws the tooltip as a value label beside the thumb (none when off).
         expect(page.locator(".MuiSlider-valueLabel")).to_have_count(0)
         page.mouse.up()
+
+
+SIZES = {
+    "1280-wide": ({"width": 1280, "height": 800}, ""),
+    "embedded-800x600": ({"width": 800, "height": 600}, "&embed=true"),
+    "400-wide": ({"width": 400, "height": 700}, ""),
+}
+"""The page as a class meets it: a wide window, a course page's frame, a phone."""
+
+
+@pytest.mark.parametrize(("size", "query"), list(SIZES.values()), ids=list(SIZES))
+def test_the_row_outline_leaves_a_one_hot_rows_bright_cell_in_view(
+    app_page: AppPage, size: dict[str, int], query: str
+) -> None:
+    """d_k = 1024 without the scale, n = 32 (the collapse preset): row 0 is one-hot, and
+    every pixel of its bright cell on screen is the cell's colour, none the outline's dash."""
+    page = app_page.page
+    page.set_viewport_size(size)
+    app_page.open(f"?preset=collapse{query}", lesson=False)
+    cell = page.evaluate(ROW_CELL_PIXELS_JS, [page.evaluate_handle("sdpaFigure('heatmap')"), 0])
+    assert cell["weight"] > 0.99, cell["weight"]
+    assert_bright_cell_in_full_view(cell, ROW_OUTLINE_COLOUR)
 
 
 CUT_JS = """(element) => element.scrollWidth > element.clientWidth"""

@@ -1,14 +1,17 @@
-"""Issue 26 on the offline page: sliders that stay put, embed without the header, presets
-that fit the file, and lesson words that say when they cite a d_k the file lacks."""
+"""Issue 26 on the offline page: sliders that stay put, a row outline that leaves the row's
+cells in view, embed without the header, presets that fit the file, and lesson words that
+say when they cite a d_k the file lacks."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
+from browser_support import ROW_CELL_PIXELS_JS, assert_bright_cell_in_full_view
 
 from app.controls_spec import CONTROLS, TITLE
 from app.export.lesson import BEYOND_REACH, note_beyond_reach
+from app.views.heatmap import ROW_OUTLINE_COLOUR
 
 from .conftest import OfflinePage
 
@@ -64,6 +67,30 @@ def test_first_screen_sliders_do_not_move_across_their_range(
             opened.wait_for_update_after(count)
             assert boxes(opened) == still, (name, opened.snapshot()["state"][name])
         assert float(slider.get_attribute("aria-valuenow")) == positions
+
+
+PAINTED_JS = "(figure) => Bokeh.index.find_one(figure).has_finished()"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    ("query", "width", "height"),
+    [("", 1280, 800), ("&embed=true", 800, 600), ("", 400, 700)],
+    ids=["1280-wide", "embedded-800x600", "400-wide"],
+)
+def test_the_row_outline_leaves_a_one_hot_rows_bright_cell_in_view(
+    open_export, query: str, width: int, height: int
+) -> None:
+    """The scale off at the file's largest d_k, n = 32 (the collapse preset): row 0 is
+    one-hot, and every pixel of its bright cell on screen is the cell's colour, none the
+    outline's dash (the same figures.js draws it as on the served page)."""
+    opened = open_export(f"?preset=collapse{query}", width=width, height=height)
+    page = opened.page
+    heatmap = page.evaluate_handle("SdpaExport.page.models.heatmap")
+    page.wait_for_function(PAINTED_JS, arg=heatmap)
+    cell = page.evaluate(ROW_CELL_PIXELS_JS, [heatmap, 0])
+    assert cell["weight"] > 0.99, cell["weight"]
+    assert_bright_cell_in_full_view(cell, ROW_OUTLINE_COLOUR)
 
 
 @pytest.mark.browser
