@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 from browser_support import ROW_CELL_PIXELS_JS, assert_bright_cell_in_full_view
 from playwright.sync_api import expect
+from test_training import GRID_DRAWN_JS, GRID_TIMEOUT_MS, RUN_LENGTH_JS, WATCH_RUN_JS
 
 from app.controls_spec import (
     ASSUMPTION_CONTROLS,
@@ -25,9 +26,10 @@ from app.controls_spec import (
     PRESET_LABEL,
 )
 from app.data_out import HISTOGRAM_LABEL, MATRIX_LABEL
-from app.lesson import ASSUMPTIONS_TITLE
+from app.lesson import ASSUMPTIONS_TITLE, TRAINING_TITLE
 from app.views.drawn_controls import control_spec
 from app.views.heatmap import ROW_OUTLINE_COLOUR
+from app.views.training import TRAIN_LABEL
 
 if TYPE_CHECKING:
     from conftest import AppPage
@@ -184,3 +186,58 @@ def test_the_download_buttons_look_like_the_pages_other_buttons(app_page: AppPag
         assert look["border"] >= 1 and look["padding"] >= 8, look
         assert look["colour"] not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), look
         assert look["text"] != "rgba(0, 0, 0, 0.87)", look
+
+
+RUN_PIXELS_JS = """async () => {
+  // Only the run's renderers painted, then how many of the loss frame's pixels stand out
+  // from its background (its top-left pixel, now empty) by 3:1 or more.
+  const figure = sdpaFigure('training_loss');
+  const view = Bokeh.index.find_one(figure);
+  const others = [...figure.renderers.filter((r) => !('step' in r.data_source.data)
+    || 'loss_low' in r.data_source.data), ...figure.center];
+  const shown = others.map((model) => model.visible);
+  others.forEach((model) => { model.visible = false; });
+  // Two animation frames: BokehJS repaints on the first after the change.
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const ratio = view.canvas_view.pixel_ratio;
+  const {x, y, width, height} = view.frame.bbox;
+  const canvas = view.canvas_view.compose().canvas;
+  const data = canvas.getContext('2d').getImageData(
+    Math.ceil(x * ratio) + 2, Math.ceil(y * ratio) + 2,
+    Math.floor(width * ratio) - 4, Math.floor(height * ratio) - 4).data;
+  others.forEach((model, i) => { model.visible = shown[i]; });
+  const luminance = (i) => [0, 1, 2].map((c) => {
+    const v = data[i + c] / 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  }).reduce((sum, v, c) => sum + v * [0.2126, 0.7152, 0.0722][c], 0);
+  const background = luminance(0);
+  let standing = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    const l = luminance(i);
+    if ((Math.max(l, background) + 0.05) / (Math.min(l, background) + 0.05) >= 3) standing++;
+  }
+  return {background: Array.from(data.slice(0, 3)), standing};
+}"""
+"""Of the training loss figure's frame with only the student's run drawn: its background
+colour, and how many pixels contrast with it by at least 3:1 (WCAG's for graphics)."""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_training_runs_line_stands_out_in_both_themes(app_page: AppPage, scheme: str) -> None:
+    """After Train, the run's line ("your run") paints a curve's worth of pixels that
+    contrast with the figure's background, on the dark theme's as on the light one."""
+    page = app_page.page
+    page.emulate_media(color_scheme=scheme)
+    app_page.open("?d_k=1024&scaled=false", lesson=True)
+    app_page.open_section(TRAINING_TITLE)
+    page.wait_for_function(GRID_DRAWN_JS, timeout=GRID_TIMEOUT_MS)
+    page.evaluate(WATCH_RUN_JS)
+    page.get_by_role("button", name=TRAIN_LABEL, exact=True).click()
+    page.wait_for_function(RUN_LENGTH_JS, arg=200)
+    expect(page.get_by_test_id("training-status")).to_contain_text("Done")
+    page.get_by_test_id("training-status").scroll_into_view_if_needed()
+    measured = page.evaluate(RUN_PIXELS_JS)
+    dark = sum(measured["background"]) < 3 * 128
+    assert dark == (scheme == "dark"), measured
+    # A line across the frame's ~400 px: far more than its legend key's few pixels.
+    assert measured["standing"] >= 300, measured
