@@ -27,6 +27,7 @@ from app.controls_spec import (
 )
 from app.data_out import HISTOGRAM_LABEL, MATRIX_LABEL
 from app.lesson import ASSUMPTIONS_TITLE, TRAINING_TITLE
+from app.presets import preset_options
 from app.views.drawn_controls import control_spec
 from app.views.heatmap import ROW_OUTLINE_COLOUR
 from app.views.training import TRAIN_LABEL
@@ -154,19 +155,34 @@ def test_the_row_outline_leaves_a_one_hot_rows_bright_cell_in_view(
     assert_bright_cell_in_full_view(cell, ROW_OUTLINE_COLOUR)
 
 
-CUT_JS = """(element) => element.scrollWidth > element.clientWidth"""
-"""Whether an element's text is wider than its box (cut, or ended with an ellipsis)."""
+CUT_JS = """(element) => element.scrollWidth > element.clientWidth
+  || element.scrollHeight > element.clientHeight"""
+"""Whether an element's text is wider or taller than its box (cut, or ended with an
+ellipsis)."""
+
+LONGEST_PRESET = max(preset_options(), key=len)
+"""The preset scene whose label is the longest (41 characters)."""
 
 
-@pytest.mark.parametrize("size", [{"width": 800, "height": 600}, {"width": 1280, "height": 800}])
-def test_the_preset_menus_first_choice_is_not_cut(app_page: AppPage, size: dict[str, int]) -> None:
+@pytest.mark.parametrize(("size", "query"), list(SIZES.values()), ids=list(SIZES))
+def test_the_preset_menus_choices_are_not_cut(
+    app_page: AppPage, size: dict[str, int], query: str
+) -> None:
+    """The first choice, then the longest label chosen in the menu: the select shows each
+    whole, at every width a class meets the page."""
     page = app_page.page
     page.set_viewport_size(size)
-    app_page.open("?embed=true" if size["width"] == 800 else "", lesson=False)
+    app_page.open(f"?{query.lstrip('&')}", lesson=False)
     app_page.open_more()
     shown = page.get_by_role("combobox", name=PRESET_LABEL)
     expect(shown).to_have_text(NO_PRESET_LABEL)
     assert shown.evaluate(CUT_JS) is False
+    shown.click()
+    # Material UI names its menu's entries menu items.
+    page.get_by_role("menuitem", name=LONGEST_PRESET, exact=True).click()
+    app_page.wait_url(preset=preset_options()[LONGEST_PRESET])
+    expect(shown).to_have_text(LONGEST_PRESET)
+    assert shown.evaluate(CUT_JS) is False, shown.evaluate("(e) => e.getBoundingClientRect()")
 
 
 BUTTON_LOOK_JS = """(button) => {
