@@ -148,3 +148,77 @@ def test_the_note_marks_only_values_past_the_page() -> None:
         + "). d_k = 512."
     )
     assert note_beyond_reach(text, 1024) == text
+
+
+WIDGET_COLOURS_JS = """() => {
+  // Each part of each Bokeh widget the student reads or presses: its text colour and the
+  // colour painted behind it (the nearest opaque background, across shadow roots).
+  const parts = 'select, .bk-btn, .noUi-target, .noUi-handle, label, .bk-slider-title';
+  const parse = (colour) => (colour.match(/[\\d.]+/g) || []).map(Number);
+  const behind = (element) => {
+    for (let node = element; node; node = node.parentElement || node.getRootNode().host) {
+      const colour = parse(getComputedStyle(node).backgroundColor);
+      if (colour.length === 3 || colour[3] > 0.5) return colour.slice(0, 3);
+    }
+    return parse(getComputedStyle(document.body).backgroundColor).slice(0, 3);
+  };
+  const seen = [];
+  for (const doc of Bokeh.documents) {
+    for (const model of doc.all_models) {
+      if (!['Slider', 'Select', 'RadioButtonGroup', 'CheckboxGroup'].includes(model.type)) {
+        continue;
+      }
+      const view = Bokeh.index.find_one(model);
+      if (!view || !view.el.isConnected) continue;
+      for (const element of view.shadow_el.querySelectorAll(parts)) {
+        if (element.getClientRects().length === 0) continue;
+        const text = parse(getComputedStyle(element).color).slice(0, 3);
+        seen.push({widget: model.name, part: element.className || element.tagName,
+                   text, background: behind(element)});
+      }
+    }
+  }
+  for (const name of ['scene', 'notice']) {
+    const box = Bokeh.documents[0].get_model_by_name(name);
+    const view = Bokeh.index.find_one(box);
+    if (box.visible && view) {
+      seen.push({widget: name, part: 'box', text: parse(getComputedStyle(view.el).color),
+                 background: behind(view.el)});
+    }
+  }
+  return seen;
+}"""
+"""Every visible part of the file's Bokeh widgets (and its scene and notice boxes): the
+widget's name, the part, its text colour and the colour behind it, as RGB."""
+
+
+def luminance(rgb: list[float]) -> float:
+    """WCAG's relative luminance of an sRGB colour (0–255 channels)."""
+    linear = [
+        c / 255 / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb
+    ]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a: list[float], b: list[float]) -> float:
+    """WCAG's contrast ratio of two colours."""
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.browser
+def test_the_widgets_follow_the_dark_theme_with_the_rest_of_the_file(open_export) -> None:
+    """When the system prefers dark, every widget of the first screen, "More controls" and
+    the lesson's sections (and the scene's box) is dark behind light words, as the page is."""
+    opened = open_export("?preset=collapse", width=1280, height=800, color_scheme="dark")
+    more = opened.page.get_by_role("button", name="More controls")
+    if more.get_attribute("aria-expanded") != "true":
+        more.click()
+    opened.open_sections()
+    parts = opened.page.evaluate(WIDGET_COLOURS_JS)
+    widgets = {part["widget"] for part in parts}
+    assert {"d_k", "scaled", "view", "preset_select", "scene"} <= widgets, widgets
+    light = [part for part in parts if luminance(part["background"]) > 0.2]
+    assert light == [], light
+    unreadable = [part for part in parts if contrast(part["text"], part["background"]) < 4.5]
+    assert unreadable == [], unreadable
