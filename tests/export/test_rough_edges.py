@@ -222,3 +222,29 @@ def test_the_widgets_follow_the_dark_theme_with_the_rest_of_the_file(open_export
     assert light == [], light
     unreadable = [part for part in parts if contrast(part["text"], part["background"]) < 4.5]
     assert unreadable == [], unreadable
+
+
+GRIDS_JS = """() => [...document.querySelectorAll('.sdpa-lesson .sdpa-figure-grid, .sdpa-lesson '
+    + '.sdpa-why, .sdpa-lesson .sdpa-faq')].map((grid) => {
+  const box = grid.getBoundingClientRect();
+  const items = [...grid.children].map((child) => child.getBoundingClientRect());
+  return {grid: grid.className, width: box.width, items: items.length,
+          right: box.right - Math.max(...items.map((item) => item.right))};
+})"""
+"""Each of the lesson's grids: its width, how many items it holds, and how far its right
+edge lies past its rightmost item's."""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("query", "width", "height"), [("", 1280, 800), ("?embed=true", 800, 600)])
+def test_the_lessons_grids_fill_their_width(
+    open_export, query: str, width: int, height: int
+) -> None:
+    """Every section open: no grid of the lesson leaves an empty column at its right (its
+    three figures shared four columns at 1280 px)."""
+    opened = open_export(query, width=width, height=height)
+    opened.open_sections()
+    grids = opened.page.evaluate(GRIDS_JS)
+    assert len(grids) >= 3, grids
+    empty = [grid for grid in grids if grid["right"] > 1]
+    assert empty == [], empty
