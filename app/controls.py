@@ -175,12 +175,29 @@ def exact_input(control: Control) -> WholeNumberInput:
     )
 
 
+CHOSEN_LABEL_WRAPS_CSS = """
+.MuiInputBase-root .MuiSelect-select.MuiInputBase-input {
+  white-space: normal;
+  overflow-wrap: anywhere;
+  text-overflow: clip;
+}
+"""
+"""The chosen option's label wraps onto a second line in a narrow column instead of ending
+in an ellipsis (Material's select keeps it on one line): the preset scenes' labels run to 41
+characters. Three classes outweigh Material's two-class rule."""
+
+PRESET_STYLES = {"grid-column": "1 / -1"}
+"""The preset selector takes a whole row of the controls' grid: its labels are the longest."""
+
+
 def preset_selector(state: SimulationState) -> ChoiceSelect:
     """The preset scene selector, bound to ``state``: a choice applies the whole scene."""
     preset = ChoiceSelect(
         label=PRESET_LABEL,
         options={NO_PRESET_LABEL: "", **preset_options()},
         sizing_mode="stretch_width",
+        stylesheets=[CHOSEN_LABEL_WRAPS_CSS],
+        styles=PRESET_STYLES,
     )
     preset.value = state.preset
     respond_at_once(preset)

@@ -54,6 +54,11 @@ WIDE_PAGE_PX = 800
 """From this window width the full page opens "More controls" as it renders; narrower
 windows, and every embedded page, show the experiment first."""
 
+MORE_CONTROLS_MIN_WIDTH = 220
+"""The narrowest column of the "More controls" grid, in px: the heatmap view's three
+buttons need about 215 px (in 170 px columns they ran past a 400 px page's edge once the
+preset selector, which spans a whole row, moved them to the second column)."""
+
 SCENE_TITLE = "Preset scene"
 """What a preset scene is called: the offline page's scene box begins with it
 (app.export.views.ALERT_TEXTS); the served page's alert takes the preset's label as title."""
@@ -307,7 +312,7 @@ class PageLayout:
             pmui.Row(self.widgets["seed"], self.widgets["resample"], sizing_mode="stretch_width")
         )
         items.append(build_share_controls(session.state.query, session.location))
-        return grid(items, min_width=170, gap=4)
+        return grid(items, min_width=MORE_CONTROLS_MIN_WIDTH, gap=4)
 
 
 def page_layout(session: Session) -> PageLayout:

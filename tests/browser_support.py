@@ -245,3 +245,49 @@ def served_app(log_path: Path) -> Iterator[AppServer]:
         yield server
     finally:
         stop_server(server)
+
+
+ROW_CELL_PIXELS_JS = """([figure, row]) => {
+  // The brightest cell of query `row` on the heatmap `figure` (a weights view): where it is
+  // on the composed canvas, and every device pixel wholly inside it.
+  const view = Bokeh.index.find_one(figure);
+  const image = figure.renderers.find((r) => r.name === 'heatmap_image' && r.visible);
+  const values = image.data_source.data.shown[0];
+  const n = image.data_source.data.dw[0];
+  const cells = Array.from(values.slice(row * n, (row + 1) * n));
+  const column = cells.indexOf(Math.max(...cells));
+  const {x_scale: xs, y_scale: ys} = view.frame;
+  const ratio = view.canvas_view.pixel_ratio;
+  // BokehJS draws half a device pixel right of and below the scales' positions.
+  const at = (scale, value) => scale.compute(value) * ratio + 0.5;
+  const [left, right] = [at(xs, column), at(xs, column + 1)];
+  const [top, bottom] = [at(ys, row), at(ys, row + 1)];
+  const x0 = Math.ceil(Math.min(left, right)), x1 = Math.floor(Math.max(left, right));
+  const y0 = Math.ceil(Math.min(top, bottom)), y1 = Math.floor(Math.max(top, bottom));
+  const canvas = view.canvas_view.compose().canvas;
+  const pixels = canvas.getContext('2d').getImageData(x0, y0, x1 - x0, y1 - y0).data;
+  const colour = Array.from(image.glyph.color_mapper.rgba_mapper.v_compute([cells[column]]));
+  const colours = [];
+  for (let i = 0; i < pixels.length; i += 4) colours.push(Array.from(pixels.slice(i, i + 4)));
+  return {column, weight: cells[column], size: [x1 - x0, y1 - y0], colour, colours};
+}"""
+"""Query ``row``'s brightest cell on a heatmap figure: its column and weight, its size in
+device pixels, the colour its weight maps to, and the colour of each device pixel wholly
+inside it on the figure's composed canvas (what the student sees)."""
+
+
+def assert_bright_cell_in_full_view(cell: dict, dash_colour: str) -> None:
+    """Every pixel inside the bright cell of :data:`ROW_CELL_PIXELS_JS` is the cell's own
+    colour: nothing drawn over the heatmap (the row's dashed outline, ``dash_colour``)
+    covers any of it."""
+    width, height = cell["size"]
+    assert width >= 3 and height >= 3, f"the cell is too small to check: {cell['size']}"
+    assert len(cell["colours"]) == width * height
+    dash = [int(dash_colour[i : i + 2], 16) for i in (1, 3, 5)]
+    dashed = [colour for colour in cell["colours"] if colour[:3] == dash]
+    assert dashed == [], f"{len(dashed)} of the cell's {width}×{height} pixels are dashes"
+    others = [colour for colour in cell["colours"] if colour != cell["colour"]]
+    assert others == [], (
+        f"{len(others)} of the cell's {width}×{height} pixels are not its colour "
+        f"{cell['colour']}: {others[:5]}"
+    )

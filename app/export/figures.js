@@ -217,7 +217,14 @@
 
     /** The dashed outline of query `row` on the heatmap of an n×n matrix. */
     drawOutline(n, row) {
-      this.models.row_outline.data = { left: [0], right: [n], top: [row], bottom: [row + 1] };
+      // Just outside the row (app.views.heatmap.row_outline): its cells stay in full view.
+      const gap = this.config.heatmap.outline_gap;
+      this.models.row_outline.data = {
+        left: [0],
+        right: [n],
+        top: [row - gap],
+        bottom: [row + 1 + gap],
+      };
     }
 
     /** The raw and the scaled histogram: numbers, models and words by the same name. */

@@ -25,9 +25,11 @@ from app.controls_spec import (
 )
 from app.layout import HEATMAP_ASPECT, HISTOGRAM_HEIGHT, NOTICE_TITLE, SCENE_TITLE
 from app.model import SimulationModel
+from app.views.alert_box import DARK_COLOURS
 from app.views.heatmap import (
     COLOUR_BAR_TITLES,
     LEGEND_KEY_NAME,
+    ROW_OUTLINE_GAP,
     SCORES_PALETTE,
     TITLES,
     VIEW_COLUMNS,
@@ -105,6 +107,7 @@ def figures_config() -> dict:
             "colour_bar_titles": COLOUR_BAR_TITLES,
             "weights_palette": list(WEIGHTS_PALETTE),
             "scores_palette": list(SCORES_PALETTE),
+            "outline_gap": ROW_OUTLINE_GAP,
         },
         "histogram": {"headroom": HISTOGRAM_HEADROOM},
         "texts": {"readouts": READOUT_TEXTS, "histograms": HISTOGRAM_TEXTS},
@@ -114,13 +117,26 @@ def figures_config() -> dict:
     }
 
 
-def _hidden_text_box(name: str, styles: dict[str, str]) -> Div:
+def dark_box_css(severity: str) -> str:
+    """The box's colours while the system prefers dark: the served alert's of ``severity``
+    in the dark theme (app.views.alert_box). Its light colours are inline styles, which only
+    an ``!important`` rule outweighs."""
+    background, text, border = DARK_COLOURS[severity]
+    return (
+        "@media (prefers-color-scheme: dark) { :host { "
+        f"background: {background} !important; color: {text} !important; "
+        f"border-color: {border} !important; }} }}"
+    )
+
+
+def _hidden_text_box(name: str, styles: dict[str, str], severity: str) -> Div:
     """A box of plain text (never markup), hidden until the page fills it."""
     return Div(
         text="",
         render_as_text=True,
         visible=False,
         styles=styles,
+        stylesheets=[dark_box_css(severity)],
         sizing_mode="stretch_width",
         name=name,
     )
@@ -220,8 +236,8 @@ def build_views(model: SimulationModel) -> PageViews:
     heatmap.figure.update(sizing_mode="scale_width", aspect_ratio=HEATMAP_ASPECT)
     histograms = DotProductHistograms(model)
     # Notices quote (filtered) URL values; the scene is a preset's label and words.
-    notice = _hidden_text_box("notice", NOTICE_STYLES)
-    scene = _hidden_text_box("scene", SCENE_STYLES)
+    notice = _hidden_text_box("notice", NOTICE_STYLES, "warning")
+    scene = _hidden_text_box("scene", SCENE_STYLES, "info")
     models: dict[str, Model] = {
         "source": heatmap.source,
         "mapper": heatmap.mapper,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from urllib.parse import quote
 
 from bokeh.layouts import column
 from bokeh.models import (
@@ -26,12 +27,56 @@ from bokeh.models import (
 
 from app.controls_spec import CONTROLS, NO_PRESET_LABEL, PRESET_LABEL, Control, nearest_on_grid
 from app.presets import Preset
+from app.views.system_theme import DARK_PAGE
 
 OFFLINE_CONTROLS: tuple[Control, ...] = tuple(control for control in CONTROLS if control.offline)
 """The controls the exported page offers, in the spec's order."""
 
 CAPTION_STYLES = {"font-size": "13px"}
 """Style of the label above a widget that shows none of its own (a button group)."""
+
+
+_SELECT_ARROW = quote(
+    '<svg version="1.1" viewBox="0 0 25 20" xmlns="http://www.w3.org/2000/svg">'
+    f'<path d="M 0,0 25,0 12.5,20 Z" fill="{DARK_PAGE["text"]}" /></svg>'
+)
+
+DARK_WIDGET_CSS = f"""
+@media (prefers-color-scheme: dark) {{
+  :host {{
+    --color: var(--sdpa-text);
+    --background-color: var(--sdpa-paper);
+    --surface-background-color: var(--sdpa-background);
+    --hover-color: var(--sdpa-accent-hover);
+    --border-color: var(--sdpa-border);
+    --divider-color: var(--sdpa-border);
+    --disabled-color: var(--sdpa-muted-text);
+    --placeholder-color: var(--sdpa-muted-text);
+    --default: var(--sdpa-paper);
+    --default-border: var(--sdpa-border);
+    --default-hover: var(--sdpa-accent-hover);
+    --default-hover-border: var(--sdpa-accent-border);
+    --default-active: var(--sdpa-accent-background);
+    --default-active-border: var(--sdpa-accent-border);
+    color: var(--sdpa-text);
+  }}
+  .bk-btn-default.bk-active {{ color: var(--sdpa-accent-text); }}
+  select.bk-input {{ color: var(--sdpa-text);
+    background-image: url('data:image/svg+xml;utf8,{_SELECT_ARROW}'); }}
+  .noUi-target {{ background: var(--sdpa-background); border-color: var(--sdpa-border);
+    box-shadow: none; }}
+  .noUi-handle {{ background: var(--sdpa-paper); border-color: var(--sdpa-border);
+    box-shadow: none; }}
+  .noUi-handle:before, .noUi-handle:after {{ background: var(--sdpa-border); }}
+  /* BokehJS sets the bar's colour (the model's bar_color, light grey) on the element. */
+  .noUi-connect {{ background: var(--sdpa-accent-border) !important; }}
+}}
+"""
+"""The file's Bokeh widgets in the dark theme while the system prefers dark, as the rest
+of the file (page.css): Bokeh keeps its light colours in custom properties on each widget's
+shadow host, so each widget carries this sheet; the colours are the page's --sdpa-*
+properties (app/views/system_theme.py), which inherit into the shadow root, and the select's
+arrow is drawn in the dark theme's text colour."""
 
 
 def _on_change(name: str) -> CustomJS:
@@ -54,6 +99,7 @@ def _slider(control: Control, value: object, grid: Sequence[float]) -> Slider:
         tooltips=False,
         sizing_mode="stretch_width",
         name=control.name,
+        stylesheets=[DARK_WIDGET_CSS],
     )
     slider.js_on_change("value", _on_change(control.name))
     return slider
@@ -62,7 +108,12 @@ def _slider(control: Control, value: object, grid: Sequence[float]) -> Slider:
 def _switch(control: Control, value: object, grid: Sequence[float]) -> CheckboxGroup:
     # A one-box CheckboxGroup: unlike Bokeh's Checkbox, it wraps the box in its <label>,
     # which gives the box an accessible name.
-    switch = CheckboxGroup(labels=[control.label], active=[0] if value else [], name=control.name)
+    switch = CheckboxGroup(
+        labels=[control.label],
+        active=[0] if value else [],
+        name=control.name,
+        stylesheets=[DARK_WIDGET_CSS],
+    )
     switch.js_on_change("active", _on_change(control.name))
     return switch
 
@@ -75,6 +126,7 @@ def _buttons(control: Control, value: object, grid: Sequence[float]) -> RadioBut
         orientation="vertical",
         sizing_mode="stretch_width",
         name=control.name,
+        stylesheets=[DARK_WIDGET_CSS],
     )
     buttons.js_on_change("active", _on_change(control.name))
     return buttons
@@ -157,6 +209,7 @@ def preset_root(preset: str, presets: Mapping[str, Preset]) -> Column:
         value=preset,
         sizing_mode="stretch_width",
         name="preset_select",
+        stylesheets=[DARK_WIDGET_CSS],
     )
     select.js_on_change("value", CustomJS(code="SdpaExport.onPreset(cb_obj);"))
     return column(select, sizing_mode="stretch_width", name=root_name(PRESET))

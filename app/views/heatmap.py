@@ -51,6 +51,22 @@ COLOUR_BAR_TITLES = {"weights": "weight", "scaled": "q·k / √d_k", "raw": "q·
 CELL_INDEX_JS = "return String(Math.floor(value))"
 CELL_VALUE_JS = "return Number.isNaN(value) ? 'masked' : value.toPrecision(4)"
 
+ROW_OUTLINE_COLOUR = "#ffffff"
+"""The dashes of the compared row's outline: white reads on both palettes' dark ends."""
+
+ROW_OUTLINE_GAP = 0.25
+"""How far outside the marked row its dashed outline runs, in rows: the dashes then frame
+the row's cells instead of covering their top and bottom (at n = 32 a row is 5 to 8 px tall and
+the 2 px dashes on its edges hid most of a one-hot row's one bright cell). The line's half
+width, 1 px, stays clear of the row while a row is at least 4 px tall."""
+
+
+def row_outline(n: int, row: int) -> dict[str, list]:
+    """The outline source's data for query ``row`` of an n×n heatmap (figures.js's
+    ``drawOutline`` draws the same from ``ROW_OUTLINE_GAP``, which it receives as data)."""
+    gap = ROW_OUTLINE_GAP
+    return {"left": [0], "right": [n], "top": [row - gap], "bottom": [row + 1 + gap]}
+
 
 class HeatmapView:
     """The n×n score or weight matrix: query i down the rows (0 at the top), key j across.
@@ -86,6 +102,8 @@ class HeatmapView:
             # The toolbar is 30 px tall: its active tools' bars then sit 6 px above the
             # heatmap's top row, not on its edge.
             min_border_top=36,
+            # No frame outline: its 1 px line ran over the top and edge rows' cells.
+            outline_line_color=None,
         )
         self.figure.title.text_font_size = "13px"
         self.figure.grid.visible = False
@@ -123,7 +141,7 @@ class HeatmapView:
             bottom="bottom",
             source=self.row_outline,
             fill_alpha=0,
-            line_color="#ffffff",
+            line_color=ROW_OUTLINE_COLOUR,
             line_width=2,
             line_dash="dashed",
             name="row_outline",
@@ -171,8 +189,7 @@ class HeatmapView:
 
     @staticmethod
     def _outline(model: SimulationModel) -> dict[str, list]:
-        row = model.row.row
-        return {"left": [0], "right": [model.state.n], "top": [row], "bottom": [row + 1]}
+        return row_outline(model.state.n, model.row.row)
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Send what ``parts`` changed: everything on new scores, only the weights otherwise."""

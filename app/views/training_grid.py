@@ -62,6 +62,14 @@ CSS = """
 RUN_COLOUR = "#000000"
 """The student's own run: black, apart from both bands' colours."""
 
+RUN_CASING_COLOUR = "#ffffff"
+"""The white casing drawn under the run's black line: the run then reads on the dark
+theme's background as on the light one (neither page recolours a lesson line by theme)."""
+
+RUN_WIDTH = 1.5
+RUN_CASING_WIDTH = 4.5
+"""The run's line and its casing, in px: the casing shows 1.5 px either side."""
+
 BUDGET_COLOUR = "#555555"
 
 GRID_TEMPERATURE = 1.0
@@ -264,10 +272,16 @@ class TrainingFigures:
             )
         ]
         if self.run_source is not None:
-            run = fig.line(
-                x="step", y=name, source=self.run_source, line_color=RUN_COLOUR, line_width=1.5
-            )
-            item = LegendItem(label="your run", renderers=[run], visible=False)
+            runs = [
+                fig.line(
+                    x="step", y=name, source=self.run_source, line_color=colour, line_width=width
+                )
+                for colour, width in (
+                    (RUN_CASING_COLOUR, RUN_CASING_WIDTH),
+                    (RUN_COLOUR, RUN_WIDTH),
+                )
+            ]
+            item = LegendItem(label="your run", renderers=runs, visible=False)
             self.run_items.append(item)
             items.append(item)
         return finish_figure(fig, items, columns=len(items))

@@ -28,6 +28,7 @@ from tornado.httputil import parse_qs_bytes
 
 from app.query import compose_search
 from app.state import SimulationState
+from app.views.heatmap import row_outline
 
 if TYPE_CHECKING:
     from conftest import AppPage
@@ -113,7 +114,8 @@ def test_a_row_past_n_is_the_last_row_in_chromium(app_page: AppPage, query: str,
     expect(notice).to_be_visible()
     assert f"is past the last of n = {state.n}; using {row}." in notice.evaluate(DEEP_TEXT_JS)
     outline = page.evaluate(OUTLINE_JS)
-    assert outline["top"] == [row] and outline["bottom"] == [row + 1]
+    expected = row_outline(state.n, row)
+    assert outline["top"] == expected["top"] and outline["bottom"] == expected["bottom"]
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Issue 26's rough edges on the served page: sliders that stay where they are while they
-move (points 2 and 3), a preset menu whose first choice is not cut, and download buttons that
-look like buttons (point 7).
+move (points 2 and 3), a row outline that leaves the row's cells in view (point 4), a preset
+menu whose choices are not cut, and download buttons that look like buttons (point 7).
 
 A slider's label shows its value: at d_k = 1024 a longer value used to wrap the label onto a
 second line and push its slider down under the student's hand. Each slider is stepped by
@@ -14,7 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from browser_support import ROW_CELL_PIXELS_JS, assert_bright_cell_in_full_view
 from playwright.sync_api import expect
+from test_training import GRID_DRAWN_JS, GRID_TIMEOUT_MS, RUN_LENGTH_JS, WATCH_RUN_JS
 
 from app.controls_spec import (
     ASSUMPTION_CONTROLS,
@@ -24,8 +26,11 @@ from app.controls_spec import (
     PRESET_LABEL,
 )
 from app.data_out import HISTOGRAM_LABEL, MATRIX_LABEL
-from app.lesson import ASSUMPTIONS_TITLE
+from app.lesson import ASSUMPTIONS_TITLE, TRAINING_TITLE
+from app.presets import preset_options
 from app.views.drawn_controls import control_spec
+from app.views.heatmap import ROW_OUTLINE_COLOUR
+from app.views.training import TRAIN_LABEL
 
 if TYPE_CHECKING:
     from conftest import AppPage
@@ -128,19 +133,56 @@ def test_lesson_sliders_show_no_value_tooltip_over_their_labels(app_page: AppPag
         page.mouse.up()
 
 
-CUT_JS = """(element) => element.scrollWidth > element.clientWidth"""
-"""Whether an element's text is wider than its box (cut, or ended with an ellipsis)."""
+SIZES = {
+    "1280-wide": ({"width": 1280, "height": 800}, ""),
+    "embedded-800x600": ({"width": 800, "height": 600}, "&embed=true"),
+    "400-wide": ({"width": 400, "height": 700}, ""),
+}
+"""The page as a class meets it: a wide window, a course page's frame, a phone."""
 
 
-@pytest.mark.parametrize("size", [{"width": 800, "height": 600}, {"width": 1280, "height": 800}])
-def test_the_preset_menus_first_choice_is_not_cut(app_page: AppPage, size: dict[str, int]) -> None:
+@pytest.mark.parametrize(("size", "query"), list(SIZES.values()), ids=list(SIZES))
+def test_the_row_outline_leaves_a_one_hot_rows_bright_cell_in_view(
+    app_page: AppPage, size: dict[str, int], query: str
+) -> None:
+    """d_k = 1024 without the scale, n = 32 (the collapse preset): row 0 is one-hot, and
+    every pixel of its bright cell on screen is the cell's colour, none the outline's dash."""
     page = app_page.page
     page.set_viewport_size(size)
-    app_page.open("?embed=true" if size["width"] == 800 else "", lesson=False)
+    app_page.open(f"?preset=collapse{query}", lesson=False)
+    cell = page.evaluate(ROW_CELL_PIXELS_JS, [page.evaluate_handle("sdpaFigure('heatmap')"), 0])
+    assert cell["weight"] > 0.99, cell["weight"]
+    assert_bright_cell_in_full_view(cell, ROW_OUTLINE_COLOUR)
+
+
+CUT_JS = """(element) => element.scrollWidth > element.clientWidth
+  || element.scrollHeight > element.clientHeight"""
+"""Whether an element's text is wider or taller than its box (cut, or ended with an
+ellipsis)."""
+
+LONGEST_PRESET = max(preset_options(), key=len)
+"""The preset scene whose label is the longest (41 characters)."""
+
+
+@pytest.mark.parametrize(("size", "query"), list(SIZES.values()), ids=list(SIZES))
+def test_the_preset_menus_choices_are_not_cut(
+    app_page: AppPage, size: dict[str, int], query: str
+) -> None:
+    """The first choice, then the longest label chosen in the menu: the select shows each
+    whole, at every width a class meets the page."""
+    page = app_page.page
+    page.set_viewport_size(size)
+    app_page.open(f"?{query.lstrip('&')}", lesson=False)
     app_page.open_more()
     shown = page.get_by_role("combobox", name=PRESET_LABEL)
     expect(shown).to_have_text(NO_PRESET_LABEL)
     assert shown.evaluate(CUT_JS) is False
+    shown.click()
+    # Material UI names its menu's entries menu items.
+    page.get_by_role("menuitem", name=LONGEST_PRESET, exact=True).click()
+    app_page.wait_url(preset=preset_options()[LONGEST_PRESET])
+    expect(shown).to_have_text(LONGEST_PRESET)
+    assert shown.evaluate(CUT_JS) is False, shown.evaluate("(e) => e.getBoundingClientRect()")
 
 
 BUTTON_LOOK_JS = """(button) => {
@@ -160,3 +202,58 @@ def test_the_download_buttons_look_like_the_pages_other_buttons(app_page: AppPag
         assert look["border"] >= 1 and look["padding"] >= 8, look
         assert look["colour"] not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), look
         assert look["text"] != "rgba(0, 0, 0, 0.87)", look
+
+
+RUN_PIXELS_JS = """async () => {
+  // Only the run's renderers painted, then how many of the loss frame's pixels stand out
+  // from its background (its top-left pixel, now empty) by 3:1 or more.
+  const figure = sdpaFigure('training_loss');
+  const view = Bokeh.index.find_one(figure);
+  const others = [...figure.renderers.filter((r) => !('step' in r.data_source.data)
+    || 'loss_low' in r.data_source.data), ...figure.center];
+  const shown = others.map((model) => model.visible);
+  others.forEach((model) => { model.visible = false; });
+  // Two animation frames: BokehJS repaints on the first after the change.
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const ratio = view.canvas_view.pixel_ratio;
+  const {x, y, width, height} = view.frame.bbox;
+  const canvas = view.canvas_view.compose().canvas;
+  const data = canvas.getContext('2d').getImageData(
+    Math.ceil(x * ratio) + 2, Math.ceil(y * ratio) + 2,
+    Math.floor(width * ratio) - 4, Math.floor(height * ratio) - 4).data;
+  others.forEach((model, i) => { model.visible = shown[i]; });
+  const luminance = (i) => [0, 1, 2].map((c) => {
+    const v = data[i + c] / 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  }).reduce((sum, v, c) => sum + v * [0.2126, 0.7152, 0.0722][c], 0);
+  const background = luminance(0);
+  let standing = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    const l = luminance(i);
+    if ((Math.max(l, background) + 0.05) / (Math.min(l, background) + 0.05) >= 3) standing++;
+  }
+  return {background: Array.from(data.slice(0, 3)), standing};
+}"""
+"""Of the training loss figure's frame with only the student's run drawn: its background
+colour, and how many pixels contrast with it by at least 3:1 (WCAG's for graphics)."""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_training_runs_line_stands_out_in_both_themes(app_page: AppPage, scheme: str) -> None:
+    """After Train, the run's line ("your run") paints a curve's worth of pixels that
+    contrast with the figure's background, on the dark theme's as on the light one."""
+    page = app_page.page
+    page.emulate_media(color_scheme=scheme)
+    app_page.open("?d_k=1024&scaled=false", lesson=True)
+    app_page.open_section(TRAINING_TITLE)
+    page.wait_for_function(GRID_DRAWN_JS, timeout=GRID_TIMEOUT_MS)
+    page.evaluate(WATCH_RUN_JS)
+    page.get_by_role("button", name=TRAIN_LABEL, exact=True).click()
+    page.wait_for_function(RUN_LENGTH_JS, arg=200)
+    expect(page.get_by_test_id("training-status")).to_contain_text("Done")
+    page.get_by_test_id("training-status").scroll_into_view_if_needed()
+    measured = page.evaluate(RUN_PIXELS_JS)
+    dark = sum(measured["background"]) < 3 * 128
+    assert dark == (scheme == "dark"), measured
+    # A line across the frame's ~400 px: far more than its legend key's few pixels.
+    assert measured["standing"] >= 300, measured

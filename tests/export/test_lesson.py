@@ -25,6 +25,7 @@ from app.views.collapse import (
     marker_caption,
     marker_data,
 )
+from app.views.heatmap import row_outline
 from app.views.row_compare import BAR_OFFSET, LEGEND, TITLE
 
 from .conftest import OfflinePage
@@ -172,12 +173,7 @@ def assert_row_and_output_match_served(opened: OfflinePage) -> dict[str, Any]:
         LEGEND[False].format(entropy=f"{row.unscaled_entropy:.2f}"),
     ]
     outline = source_data(opened, "row_outline")
-    assert outline == {
-        "left": [0],
-        "right": [state["n"]],
-        "top": [row.row],
-        "bottom": [row.row + 1],
-    }
+    assert outline == row_outline(state["n"], row.row)
     output = model.output
     shown = opened.page.evaluate(
         """() => {
