@@ -77,11 +77,24 @@ def axe_version() -> str:
     return json.loads((AXE_PACKAGE / "package.json").read_text(encoding="utf-8"))["version"]
 
 
+SETTLE_JS = """async () => {
+  const finite = (animation) => animation.effect
+    && animation.effect.getComputedTiming().endTime !== Infinity;
+  const ended = (animation) => animation.finished.catch(() => null);
+  await Promise.all(document.getAnimations().filter(finite).map(ended));
+}"""
+"""Wait for every finite animation and transition of the page (its shadow roots included) to
+end: a Material UI button's ripple, still fading after the click that opened a section,
+tints the button's background, and axe-core measured a contrast of 4.25:1 through it on a
+busy machine, where the button itself has 4.6:1."""
+
+
 def run_axe(page: Any) -> list[Violation]:
     """Inject axe-core into ``page`` (a Playwright page) once and run all its rules over
-    the document as it is now; the violations found."""
+    the document once its animations have ended (:data:`SETTLE_JS`); the violations found."""
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.add_script_tag(content=AXE_SCRIPT.read_text(encoding="utf-8"))
+    page.evaluate(SETTLE_JS)
     result = page.evaluate(RUN_AXE_JS)
     assert result["version"].startswith(AXE_MAJOR_MINOR + "."), result["version"]
     return [
