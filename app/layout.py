@@ -242,7 +242,9 @@ class PageLayout:
     def _follow_theme(self) -> None:
         dark = self.dark
         self.system_theme.dark = dark
-        for themed in (self._session.figures, self.scene, self.notice):
+        lesson = self._session.lesson
+        drawn_lesson = lesson.drawn if lesson is not None else ()
+        for themed in (self._session.figures, *drawn_lesson, self.scene, self.notice):
             if themed is not None:
                 themed.dark = dark
         if not isinstance(self.page, pmui.Page):

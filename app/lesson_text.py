@@ -66,3 +66,7 @@ QUIZ = (
     "explanation; try again as often as you like."
 )
 """Above the quiz: an invitation to answer."""
+
+
+FAQ = (SCALE, TEMPERATURE, HISTOGRAM, SAME_D_K)
+"""The answers beside the plots, in reading order."""

@@ -102,7 +102,8 @@ class Session:
         if self.lesson is not None:
             return
         with pn.io.hold():
-            self.lesson = LessonSections(self.model)
+            self.lesson = LessonSections(self.model, dark=self.layout.dark)
+            self.lesson.why.on_pick_row = self.choose_row
             self._lesson_parts = set()  # built from the model as it is now
             self.layout.show_lesson(self.lesson.sections())
 
@@ -163,6 +164,10 @@ class Session:
         the matrix, as a client may send, picks nothing)."""
         if 0 <= row < self.state.n:
             self.state.set_controls(row=row)
+
+    def choose_row(self, row: int) -> None:
+        """The row box asks for query ``row``: the nearest query of the matrix."""
+        self.state.set_controls(row=min(max(row, 0), self.state.n - 1))
 
 
 def build_app(

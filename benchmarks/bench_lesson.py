@@ -5,9 +5,10 @@ Run it from the repository root, in the test environment (Panel is needed, no se
     python benchmarks/bench_lesson.py              # about a minute on two cores
     python benchmarks/bench_lesson.py --repeats 3  # quicker, noisier
 
-For each section of the lesson a served session builds (app/lesson.py: the row comparison,
-the output, the collapse curves, the worked example, the quiz, and the two sections built
-only when opened, training and assumptions), and for the whole lesson as the page appends
+For each section of the lesson a served session builds (app/lesson.py: the three
+components that draw the FAQ with the collapse curves, the row comparison with the output,
+and the worked example with the quiz in the browser, and the two sections built only when
+opened, training and assumptions), and for the whole lesson as the page appends
 it, it builds the views over one session's model, attaches their page to a Bokeh
 ``Document`` as a session does, and serialises that document (what the browser's pull of it
 costs the server). Each figure is the median of ``--repeats`` builds after one warm-up
@@ -38,12 +39,8 @@ from app.lesson import LessonSections
 from app.model import SimulationModel
 from app.state import SimulationState
 from app.views.assumptions import AssumptionsView
-from app.views.collapse import CollapseView
-from app.views.output import OutputView
-from app.views.quiz import QuizView
-from app.views.row_compare import RowCompareView
+from app.views.drawn_lesson import DrawnLesson
 from app.views.training import TrainingView
-from app.views.worked_example import WorkedExampleView
 
 
 def whole_lesson(model: SimulationModel) -> pn.viewable.Viewable:
@@ -52,11 +49,9 @@ def whole_lesson(model: SimulationModel) -> pn.viewable.Viewable:
 
 
 SECTIONS: dict[str, Callable[[SimulationModel], pn.viewable.Viewable]] = {
-    "row comparison": lambda model: RowCompareView(model).panel,
-    "output": lambda model: OutputView(model).panel,
-    "collapse curves": lambda model: CollapseView(model).panel,
-    "worked example": lambda model: WorkedExampleView(model).panel,
-    "quiz": lambda model: QuizView(model).panel,
+    "row comparison + output (drawn)": lambda model: DrawnLesson(model, ("why",)),
+    "FAQ + collapse curves (drawn)": lambda model: DrawnLesson(model, ("faq", "collapse")),
+    "worked example + quiz (drawn)": lambda model: DrawnLesson(model, ("worked", "quiz")),
     "training (when opened)": lambda model: TrainingView(model).panel,
     "assumptions (when opened)": lambda model: AssumptionsView(model).panel,
     "whole lesson (closed sections)": whole_lesson,

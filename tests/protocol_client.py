@@ -55,7 +55,7 @@ HEATMAP_PART = "weights"
 that changes the image recomputes it (d_k, n and seed change the scores and so the weights,
 temperature the weights alone), so a frame whose ``parts`` name it shows a move."""
 
-LESSON_MODELS = ("row_comparison", "collapse", "worked_example", "quiz")
+LESSON_MODELS = ("collapse", "why", "quiz")
 """Names of models only the lesson below the plots holds: it has arrived once all are in."""
 
 SLIDER_LABELS = {"d_k": "d_k (key dimension)", "temperature": "temperature"}

@@ -24,6 +24,7 @@
   const L = root.SdpaLesson;
   const A = root.SdpaAssumptions;
   const F = root.SdpaFigures;
+  const D = root.SdpaLessonDrawing;
 
   const CONFIG = JSON.parse(document.getElementById("sdpa-export-config").textContent);
   const DATA = CONFIG.data;
@@ -432,17 +433,8 @@
       }
       const state = this.numberStates[PART.row];
       const { n } = state;
-      const m = this.models;
-      const shown = L.rowView(CONFIG.row, comparison);
-      m.row_scaled.data = shown.scaled;
-      m.row_unscaled.data = shown.unscaled;
-      m.row_figure.title.text = shown.title;
-      m.row_scaled_item.label = { value: shown.legend[0] };
-      m.row_unscaled_item.label = { value: shown.legend[1] };
-      m.row_input.high = n - 1;
-      if (m.row_input.value !== state[ROW]) {
-        m.row_input.value = state[ROW];
-      }
+      this.rowDrawing ??= new D.RowDrawing(this.models, CONFIG.row);
+      this.rowDrawing.draw(comparison, n, state[ROW]);
       this.figures.drawOutline(n, comparison.row);
     }
 
@@ -455,21 +447,10 @@
       if (frame === null) {
         return false;
       }
-      const m = this.models;
       const { n } = this.numberStates[PART.output];
-      const { dim } = CONFIG.output;
-      const image = (values) => root.Bokeh.require("core/util/ndarray").ndarray(values, {
-        shape: [n, dim],
-      });
-      m.output_source.data = {
-        values: [image(frame.valuesImage)],
-        output: [image(frame.outputImage)],
-        n: [n],
-      };
-      for (const figure of [m.values_figure, m.output_figure]) {
-        figure.y_range.setv({ start: n, end: 0 });
-      }
-      m.output_mapper.setv({ low: -frame.limit, high: frame.limit });
+      const ndarray = root.Bokeh.require("core/util/ndarray").ndarray;
+      this.outputDrawing ??= new D.OutputDrawing(this.models, CONFIG.output.dim, ndarray);
+      this.outputDrawing.draw(frame, n);
     }
 
     /** The row box changed: a whole number within the state's bounds picks the query. */
@@ -489,24 +470,15 @@
       }
     }
 
-    /**
-     * app.views.collapse.CollapseView.update: the curves at the temperature (the nearest one
-     * the page carries), the ring at d_k on the curve of the scale switch, its caption.
-     */
+    /** The collapse curves, as the served page's lesson draws them (lesson_drawing.js). */
     renderCollapse() {
-      const spec = CONFIG.collapse;
-      const { d_k: d, scaled, temperature } = this.state;
-      const t = L.curveTemperature(spec, temperature);
-      const m = this.models;
-      if (this.drawn.collapseCurves !== t) {
-        const [scaledCurve, unscaledCurve] = L.collapseCurves(spec, this.collapseTable, t);
-        m.collapse_scaled.data = scaledCurve;
-        m.collapse_unscaled.data = unscaledCurve;
-        this.drawn.collapseCurves = t;
-      }
-      m.collapse_marker.data = L.collapseMarker(spec, this.collapseTable, t, d, scaled);
-      const caption = document.querySelector("#sdpa-collapse-caption .collapse-caption");
-      caption.textContent = L.collapseCaption(spec, d, scaled, spec.temperatures[t]);
+      this.collapse ??= new D.CollapseDrawing(
+        this.models,
+        CONFIG.collapse,
+        this.collapseTable,
+        document.querySelector("#sdpa-collapse-caption .collapse-caption"),
+      );
+      this.collapse.draw(this.state);
     }
 
     /**
@@ -778,59 +750,12 @@
 
     /** The lesson's own inputs, which change nothing in the state (the worked example's). */
     listenToLesson() {
-      const switchBox = document.getElementById("sdpa-worked-switch");
-      const show = () => {
-        document.getElementById("sdpa-worked-scaled").hidden = switchBox.checked;
-        document.getElementById("sdpa-worked-unscaled").hidden = !switchBox.checked;
-      };
-      switchBox.addEventListener("change", show);
-      show();
+      D.listenToWorkedSwitch(document);
       listenToDisclosure(document.getElementById("sdpa-training-button"), CONFIG.training.title);
       listenToDisclosure(document.getElementById("sdpa-assumptions-button"), SECTION.title);
-      this.listenToQuiz();
+      D.listenToQuiz(document, CONFIG.quiz, CONFIG.query);
       for (const button of document.querySelectorAll("#sdpa-downloads button[data-download]")) {
         button.addEventListener("click", () => this.download(button.dataset.download));
-      }
-    }
-
-    /** The quiz: Check (or Enter in an answer box) grades a question and shows why. */
-    listenToQuiz() {
-      const spec = CONFIG.quiz;
-      const quiz = document.getElementById("sdpa-quiz");
-      const show = (button, result) => {
-        const box = button.closest(".quiz-question").querySelector(".quiz-feedback");
-        box.className = box.className.replace(/ (info|success|error)$/, "") + ` ${result.severity}`;
-        box.querySelector(".quiz-title").textContent = result.title;
-        box.querySelector(".quiz-message").textContent = result.message;
-        box.hidden = false;
-      };
-      const check = (button) => {
-        const question = button.dataset.check;
-        const within = button.closest(".quiz-question");
-        if (question === "matching") {
-          const selects = [...within.querySelectorAll("select")];
-          const answers = Object.fromEntries(selects.map((box) => [box.dataset.item, box.value]));
-          const result = L.matchingFeedback(answers, spec);
-          for (const box of selects) {
-            // Nothing chosen yet is not an error; a wrong choice is marked.
-            const wrong = result.correct !== null && !result.results[box.dataset.item];
-            box.setAttribute("aria-invalid", String(wrong));
-          }
-          show(button, result);
-          return;
-        }
-        const answer = within.querySelector("input").value;
-        show(button, L.answerFeedback(question, answer, spec, CONFIG.query));
-      };
-      for (const button of quiz.querySelectorAll("button[data-check]")) {
-        button.addEventListener("click", () => check(button));
-      }
-      for (const input of quiz.querySelectorAll("input[data-question]")) {
-        input.addEventListener("keydown", (event) => {
-          if (event.key === "Enter") {
-            check(input.closest(".quiz-question").querySelector("button[data-check]"));
-          }
-        });
       }
     }
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import base64
 import html as html_text
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 from bokeh.layouts import column, row
@@ -22,13 +24,13 @@ import sdpa_core
 from app.controls_spec import CONTROL_BY_NAME, ROW_BOUNDS
 from app.derived import OUTPUT_DIM
 from app.export.data import ExportData
-from app.lesson import FAQ
-from app.lesson_text import COLLAPSE_CURVES, QUIZ, WORKED_EXAMPLE
+from app.lesson_text import COLLAPSE_CURVES, FAQ, QUIZ, WORKED_EXAMPLE
 from app.model import SimulationModel
 from app.views import output as output_view
 from app.views import quiz, row_compare
 from app.views import worked_example as worked
 from app.views.collapse import (
+    CAPTION_CSS,
     COLLAPSE_D_VALUES,
     COLLAPSE_HEADING,
     COLLAPSE_N,
@@ -140,8 +142,13 @@ def output_spec(data: ExportData) -> dict:
     return {"dim": OUTPUT_DIM, "values": encode_float64(values)}
 
 
-def _row_input(state_row: int, n: int) -> NumericInput:
-    """The box that picks the query, labelled as the served one, reporting to the page."""
+OFFLINE_ROW_INPUT = "SdpaExport.onRowInput(cb_obj);"
+"""What the file's row box calls with itself when its value changes (controller.js)."""
+
+
+def _row_input(state_row: int, n: int, on_change: str) -> NumericInput:
+    """The box that picks the query, labelled as the served one; ``on_change`` is the
+    JavaScript that hears its value (``cb_obj``)."""
     box = NumericInput(
         title=ROW.label,
         mode="int",
@@ -151,8 +158,48 @@ def _row_input(state_row: int, n: int) -> NumericInput:
         width=140,
         name="row_input",
     )
-    box.js_on_change("value", CustomJS(code="SdpaExport.onRowInput(cb_obj);"))
+    box.js_on_change("value", CustomJS(code=on_change))
     return box
+
+
+def row_views(model: SimulationModel, on_change: str) -> tuple[Model, dict[str, Model]]:
+    """The row comparison's root (the query's box above the figure) and the models
+    lesson_drawing.js's RowDrawing draws into, by its names; ``on_change`` hears the box."""
+    rows = row_compare.RowCompareView(model)
+    row_input = _row_input(model.state.row, model.state.n, on_change)
+    root = column(row_input, rows.figure, sizing_mode="stretch_width", name="row_panel")
+    legend = rows.figure.legend[0].items
+    return root, {
+        "row_figure": rows.figure,
+        "row_scaled": rows.scaled,
+        "row_unscaled": rows.unscaled,
+        "row_scaled_item": legend[0],
+        "row_unscaled_item": legend[1],
+        "row_input": row_input,
+    }
+
+
+def output_views(model: SimulationModel) -> tuple[Model, dict[str, Model]]:
+    """The output's root (V beside weights·V) and the models lesson_drawing.js's
+    OutputDrawing draws into, by its names."""
+    output = output_view.OutputView(model)
+    root = row(
+        output.values_figure, output.output_figure, sizing_mode="stretch_width", name="output_panel"
+    )
+    return root, {
+        "output_source": output.source,
+        "output_mapper": output.mapper,
+        "values_figure": output.values_figure,
+        "output_figure": output.output_figure,
+    }
+
+
+def why_html() -> dict[str, str]:
+    """The row comparison's and the output's words as HTML, by template variable."""
+    return {
+        "row_intro": markdown_html(row_compare.EXPLANATION),
+        "output_intro": markdown_html(output_view.EXPLANATION),
+    }
 
 
 @dataclass
@@ -174,42 +221,15 @@ def build_lesson(model: SimulationModel, heatmap_figure: Model) -> LessonViews:
     query of the row comparison."""
     collapse = CollapseView(model)
     roots: dict[str, Model] = {fig.name: fig for fig in collapse.figures}
-    models: dict[str, Model] = {
-        "collapse_scaled": collapse.scaled_source,
-        "collapse_unscaled": collapse.unscaled_source,
-        "collapse_marker": collapse.marker_source,
-    }
-    rows = row_compare.RowCompareView(model)
-    row_input = _row_input(model.state.row, model.state.n)
-    roots["row_panel"] = column(
-        row_input, rows.figure, sizing_mode="stretch_width", name="row_panel"
-    )
-    legend = rows.figure.legend[0].items
-    models.update(
-        row_figure=rows.figure,
-        row_scaled=rows.scaled,
-        row_unscaled=rows.unscaled,
-        row_scaled_item=legend[0],
-        row_unscaled_item=legend[1],
-        row_input=row_input,
-    )
+    models: dict[str, Model] = collapse_models(collapse)
+    roots["row_panel"], row_models = row_views(model, OFFLINE_ROW_INPUT)
+    models.update(row_models)
     heatmap_figure.js_on_event("tap", CustomJS(code="SdpaExport.onHeatmapTap(cb_obj.y);"))
-    output = output_view.OutputView(model)
-    roots["output_panel"] = row(
-        output.values_figure, output.output_figure, sizing_mode="stretch_width", name="output_panel"
-    )
-    models.update(
-        output_source=output.source,
-        output_mapper=output.mapper,
-        values_figure=output.values_figure,
-        output_figure=output.output_figure,
-    )
+    roots["output_panel"], output_models = output_views(model)
+    models.update(output_models)
     html = {
-        "collapse_intro": markdown_html(f"{COLLAPSE_HEADING}\n\n{COLLAPSE_CURVES}"),
-        "collapse_caption": collapse.caption.html,
-        "collapse_references": references_caption(uniform_references()),
-        "row_intro": markdown_html(row_compare.EXPLANATION),
-        "output_intro": markdown_html(output_view.EXPLANATION),
+        **collapse_html(collapse),
+        **why_html(),
         **worked_example_html(),
         "quiz": quiz_html(),
     }
@@ -217,6 +237,25 @@ def build_lesson(model: SimulationModel, heatmap_figure: Model) -> LessonViews:
     return LessonViews(
         roots=roots, models=models, html=html, collapse_figures=figures, faq=faq_html()
     )
+
+
+def collapse_html(collapse: CollapseView) -> dict[str, str]:
+    """The collapse section's words as HTML, by template variable: its heading and
+    intro, the marker's caption (for the view's state) and the reference values' note."""
+    return {
+        "collapse_intro": markdown_html(f"{COLLAPSE_HEADING}\n\n{COLLAPSE_CURVES}"),
+        "collapse_caption": collapse.caption.html,
+        "collapse_references": references_caption(uniform_references()),
+    }
+
+
+def collapse_models(collapse: CollapseView) -> dict[str, Model]:
+    """The models lesson_drawing.js's CollapseDrawing draws into, by its names."""
+    return {
+        "collapse_scaled": collapse.scaled_source,
+        "collapse_unscaled": collapse.unscaled_source,
+        "collapse_marker": collapse.marker_source,
+    }
 
 
 def faq_html() -> list[str]:
@@ -309,9 +348,76 @@ def quiz_html() -> str:
     )
 
 
+LESSON_CSS = Path(__file__).with_name("lesson.css")
+"""The stylesheet of the sections both pages draw alike (FAQ, collapse, worked, quiz)."""
+
+FIGURES_SLOT = "<!-- sdpa-collapse-figures -->"
+"""Where :func:`collapse_section` puts the collapse figures: each page fills it with its
+own (the file's embedded roots, the served page's drawn figures)."""
+
+
 def lesson_css() -> str:
-    """The served lesson views' stylesheets the page's lesson uses."""
-    return worked.WORKED_CSS
+    """The stylesheet of the lesson's sections both pages draw alike: lesson.css, the
+    worked example's steps, the collapse caption and the quiz's code."""
+    css = LESSON_CSS.read_text(encoding="utf-8")
+    return css + worked.WORKED_CSS + CAPTION_CSS + quiz.CODE_CSS
+
+
+def faq_section(answers: Sequence[str]) -> str:
+    """The FAQ's section: its answers (HTML), side by side as the width allows."""
+    cells = "".join(f"<div>{answer}</div>" for answer in answers)
+    return f'<section class="sdpa-section sdpa-faq" data-testid="faq">{cells}</section>'
+
+
+def collapse_section(html: Mapping[str, str]) -> str:
+    """The collapse curves' section from :func:`build_lesson`'s HTML, its figures at
+    :data:`FIGURES_SLOT` in a grid of as many columns as fit."""
+    return (
+        '<section class="sdpa-section" id="sdpa-collapse" data-testid="collapse">'
+        f"{html['collapse_intro']}"
+        f'<div class="sdpa-figure-grid">{FIGURES_SLOT}</div>'
+        f'<div id="sdpa-collapse-caption">{html["collapse_caption"]}</div>'
+        f"{html['collapse_references']}</section>"
+    )
+
+
+ROW_SLOT = "<!-- sdpa-row-panel -->"
+OUTPUT_SLOT = "<!-- sdpa-output-panel -->"
+"""Where :func:`why_section` puts the row comparison's and the output's figures."""
+
+
+def why_section(html: Mapping[str, str]) -> str:
+    """The row comparison beside the output, from :func:`why_html`, their figures at
+    :data:`ROW_SLOT` and :data:`OUTPUT_SLOT`."""
+    return (
+        '<div class="sdpa-why">'
+        '<section class="sdpa-section" id="sdpa-row" data-testid="row-compare">'
+        f"{html['row_intro']}{ROW_SLOT}</section>"
+        '<section class="sdpa-section" id="sdpa-output" data-testid="output">'
+        f"{html['output_intro']}{OUTPUT_SLOT}</section></div>"
+    )
+
+
+def worked_section(html: Mapping[str, str]) -> str:
+    """The worked example's section from :func:`worked_example_html`'s HTML: its words, the
+    switch to the unscaled steps (lesson_drawing.js) and both sets of steps."""
+    switch = html_text.escape(html["worked_switch"])
+    return (
+        '<section class="sdpa-section" id="sdpa-worked" data-testid="worked-example">'
+        f"{html['worked_intro']}"
+        '<label class="sdpa-switch"><input type="checkbox" role="switch" id="sdpa-worked-switch">'
+        f" {switch}</label>"
+        f'<div id="sdpa-worked-scaled">{html["worked_scaled"]}</div>'
+        f'<div id="sdpa-worked-unscaled" hidden>{html["worked_unscaled"]}</div></section>'
+    )
+
+
+def quiz_section(html: Mapping[str, str]) -> str:
+    """The quiz's section from :func:`quiz_html` (graded by lesson_drawing.js)."""
+    return (
+        '<section class="sdpa-section sdpa-quiz" id="sdpa-quiz" data-testid="quiz">'
+        f"{html['quiz']}</section>"
+    )
 
 
 def lesson_config() -> dict:

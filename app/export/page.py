@@ -52,12 +52,20 @@ from app.export.data import (
     slider_grids,
 )
 from app.export.lesson import (
+    FIGURES_SLOT,
     LESSON_CONTROLS,
+    OUTPUT_SLOT,
+    ROW_SLOT,
     build_lesson,
+    collapse_section,
+    faq_section,
     lesson_config,
     lesson_css,
     note_beyond_reach,
     output_spec,
+    quiz_section,
+    why_section,
+    worked_section,
 )
 from app.export.training import build_training, default_grid, training_spec
 from app.export.views import ALERT_TEXTS, build_views, figures_config, intro_html
@@ -77,7 +85,6 @@ from app.numbers_out import frame_fields_spec
 from app.presets import PRESETS, Preset, Reach, presets_within
 from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, index_limits, limit_indexes, query_spec
 from app.state import SimulationState
-from app.views.collapse import CAPTION_CSS
 from app.views.disclosure import DISCLOSURE_CSS, Disclosure
 from app.views.drawn_figures import DARK_FIGURE_THEME
 from app.views.readouts import READOUT_CSS
@@ -90,6 +97,7 @@ SCRIPTS = (
     "text.js",
     "query.js",
     "lesson.js",
+    "lesson_drawing.js",
     "assumptions.js",
     "kernel_source.js",
     "figures.js",
@@ -362,7 +370,14 @@ def build_document(data: ExportData) -> tuple[PageDocuments, dict, dict]:
     html = {name: note_beyond_reach(text, data.d_max) for name, text in html.items()}
     html["collapse_figures"] = lesson.collapse_figures
     html["training_figures"] = training.figures
-    html["faq"] = [note_beyond_reach(answer, data.d_max) for answer in lesson.faq]
+    faq = [note_beyond_reach(answer, data.d_max) for answer in lesson.faq]
+    html["faq_section"] = faq_section(faq)
+    html["collapse_section"] = collapse_section(html)
+    html["figures_slot"] = FIGURES_SLOT
+    html["why_section"] = why_section(html)
+    html["row_slot"], html["output_slot"] = ROW_SLOT, OUTPUT_SLOT
+    html["worked_section"] = worked_section(html)
+    html["quiz_section"] = quiz_section(html)
     return PageDocuments(first, sections), config, html
 
 
@@ -410,7 +425,6 @@ def render_html(data: ExportData) -> str:
             + (ASSETS / "page.css").read_text(encoding="utf-8")
             + disclosure_css()
             + READOUT_CSS
-            + CAPTION_CSS
             + TRAINING_CSS
             + lesson_css()
             + section_css(),

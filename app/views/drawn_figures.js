@@ -2,69 +2,13 @@
 /*
  * The served page's first-screen figures (app/views/drawn_figures.py): embed the figures'
  * Bokeh items once, then draw every frame the session sets with figures.js, as the
- * offline page does with its own source's frames.
+ * offline page does with its own source's frames. embedding.js comes before this code
+ * (figureModels, documentModels, applyTheme, unpack).
  */
 const F = globalThis.SdpaFigures;
 
 /** Each page's heatmap figure → its component's pick (the tap callback's hook). */
 const PICKS = (globalThis.SdpaServedPicks ??= new Map());
-
-/**
- * The models figures.js draws, by its names: `ids` maps each name to a model's id (or a
- * list of ids) in the documents whose root views `managers` (embed_item's) hold.
- */
-function figureModels(managers, ids) {
-  const documents = managers.flatMap((manager) => [...manager].map((view) => view.model.document));
-  const find = (id) => {
-    for (const doc of documents) {
-      const model = doc.get_model_by_id(id);
-      if (model) return model;
-    }
-    throw new Error(`sdpa-sim: no figure model ${id}`);
-  };
-  return Object.fromEntries(
-    Object.entries(ids).map(([name, id]) => [name, Array.isArray(id) ? id.map(find) : find(id)]),
-  );
-}
-
-/**
- * Give the figures' models `theme`'s values (by model type) when `dark`, else the values
- * they had before (kept in `originals` the first time).
- */
-function applyTheme(models, theme, dark, originals) {
-  for (const model of models) {
-    const values = theme[model.type];
-    if (!values) continue;
-    if (!originals.has(model)) {
-      originals.set(model, Object.fromEntries(Object.keys(values).map((key) => [key, model[key]])));
-    }
-    model.setv(dark ? values : originals.get(model));
-  }
-}
-
-const TYPED_ARRAYS = { float32: Float32Array, float64: Float64Array };
-
-/**
- * `frame` as the session built it: each `{packed, start, length}` among its numbers
- * replaced by a view of that many elements of the packed array of that dtype
- * (app/numbers_out.py, packed_frame). A frame without `packed` is returned as it is.
- */
-function unpack(frame) {
-  const packed = frame && frame.packed;
-  if (!packed) return frame;
-  const view = ({ packed: dtype, start, length }) => {
-    const array = packed[dtype];
-    const Typed = TYPED_ARRAYS[dtype];
-    return new Typed(array.buffer, array.byteOffset + start * Typed.BYTES_PER_ELEMENT, length);
-  };
-  const restore = (value) => {
-    if (value === null || typeof value !== "object" || ArrayBuffer.isView(value)) return value;
-    if (Array.isArray(value)) return value.map(restore);
-    if ("packed" in value && "start" in value && "length" in value) return view(value);
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, restore(item)]));
-  };
-  return { ...frame, numbers: restore(frame.numbers) };
-}
 
 export function render({ model, el }) {
   const config = model.config;
@@ -144,9 +88,7 @@ export function render({ model, el }) {
   Promise.all([embed(items.heatmap, heatmapBox), embed(items.histograms, histogramsBox)]).then(
     (managers) => {
       const models = figureModels(managers, ids);
-      const themed = managers.flatMap((manager) =>
-        [...manager].flatMap((view) => [...view.model.document.all_models]),
-      );
+      const themed = documentModels(managers);
       const originals = new Map();
       const theme = () => applyTheme(themed, config.dark_theme, model.dark, originals);
       if (model.dark) theme();

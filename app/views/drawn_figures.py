@@ -22,12 +22,12 @@ from bokeh.embed import json_item
 from bokeh.models import CustomJS, Model
 from panel.custom import JSComponent
 
-from app.compat import CheckedPageChanges, without_model_definitions, write_to_rendered_models
+from app.compat import CheckedPageChanges, without_model_definitions
 from app.controls_spec import ROW
 from app.export.views import FIGURE_PARTS, HEATMAP_TITLE_STYLES, build_views, figures_config
 from app.model import SimulationModel
-from app.numbers_out import numbers_frame, packed_frame
 from app.state import SimulationState
+from app.views.framed import FramedComponent, finite_number
 from app.views.readouts import READOUT_CSS
 
 ASSETS = Path(__file__).resolve().parent.parent / "export"
@@ -105,9 +105,19 @@ LAYOUT_CSS = f"""
 page's text colour."""
 
 
+EMBEDDING_JS = Path(__file__).with_name("embedding.js")
+"""What the served page's drawn components share: finding, theming and unpacking."""
+
+
+def component_module(scripts: Iterable[Path], own: Path) -> str:
+    """A drawn component's ES module: the shared drawing ``scripts`` (in load order), the
+    embedding helpers, then the component's ``own`` code."""
+    parts = [*scripts, EMBEDDING_JS, own]
+    return "\n".join(path.read_text(encoding="utf-8") for path in parts)
+
+
 def _module() -> str:
-    scripts = "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in SCRIPTS)
-    return scripts + (Path(__file__).with_suffix(".js")).read_text(encoding="utf-8")
+    return component_module((ASSETS / name for name in SCRIPTS), Path(__file__).with_suffix(".js"))
 
 
 @functools.cache
@@ -155,7 +165,7 @@ def _config() -> dict:
     }
 
 
-class DrawnFigures(CheckedPageChanges, JSComponent):
+class DrawnFigures(CheckedPageChanges, FramedComponent, JSComponent):
     """The heatmap, the histograms and the readouts of one page, drawn in the browser by
     figures.js from the frames the session sets.
 
@@ -180,42 +190,24 @@ class DrawnFigures(CheckedPageChanges, JSComponent):
     _stylesheets: ClassVar[list[str]] = [LAYOUT_CSS, READOUT_CSS]
 
     def __init__(self, model: SimulationModel, **params: Any) -> None:
-        self.sequence = 0
-        """The last frame's number: each frame takes the next."""
         self.on_pick_row: Callable[[int], None] | None = None
         """Called with the query row a click on the heatmap picked."""
         super().__init__(
             figures=figure_items(),
             config=_config(),
-            frame=self._next_frame(model, DRAWN_PARTS),
+            frame=self.next_frame(model, DRAWN_PARTS),
             **params,
         )
-
-    def _next_frame(self, model: SimulationModel, parts: Iterable[str]) -> dict:
-        self.sequence += 1
-        return numbers_frame(model, parts, self.sequence)
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Send the numbers of the drawn parts among ``parts`` (what the model recomputed)."""
         drawn = parts & DRAWN_PARTS
         if drawn:
-            frame = self._next_frame(model, drawn)
-            write_to_rendered_models(self, "frame", frame, sent=packed_frame(frame))
-
-    def _process_param_change(self, params: dict[str, Any]) -> dict[str, Any]:
-        # A new page's first frame travels packed too (app.numbers_out.packed_frame).
-        params = super()._process_param_change(params)
-        if params.get("frame"):
-            params["frame"] = packed_frame(params["frame"])
-        return params
+            self.send_frame(model, drawn)
 
     def _handle_msg(self, msg: Any) -> None:
-        # The page's message is untrusted: only a finite y within the heatmap picks a row.
-        y = msg.get("row") if isinstance(msg, dict) else None
-        if isinstance(y, bool) or not isinstance(y, int | float) or self.on_pick_row is None:
-            return
-        # An int of any size is a row (past the matrix, picking nothing); a float only when
-        # finite (math.isfinite would raise on an int past float's range).
-        if isinstance(y, float) and not math.isfinite(y):
-            return
-        self.on_pick_row(math.floor(y))
+        # The page's message is untrusted: an int of any size is a row (past the matrix,
+        # picking nothing), a float only when finite.
+        y = finite_number(msg.get("row") if isinstance(msg, dict) else None)
+        if y is not None and self.on_pick_row is not None:
+            self.on_pick_row(math.floor(y))

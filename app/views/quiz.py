@@ -3,6 +3,8 @@
 The grading is pure functions (:func:`check_divisor`, :func:`check_sqrt_blank`,
 :func:`check_matching` and the ``*_feedback`` functions built on them), testable without a
 server. Answers are untrusted text: they are length-capped, compared, and never shown back.
+Both pages grade on the page with lesson.js's copy of them (app/export/lesson.py's
+``quiz_spec`` hands it these words and tables; tests/export check it answer for answer).
 """
 
 from __future__ import annotations
@@ -10,13 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import panel as pn
-import panel_material_ui as pmui
-
-from app.controls import ChoiceSelect, PageButton
-from app.lesson_text import QUIZ
-from app.model import SimulationModel
 
 MAX_ANSWER_LENGTH = 32
 """Longer answers are refused unread (and the text boxes accept no more)."""
@@ -199,134 +194,3 @@ def matching_feedback(answers: Mapping[str, object]) -> Feedback:
         template.title.format(right=right, total=len(MATCH_ITEMS)),
         template.message.format(wrong=wrong),
     )
-
-
-def _check_button(number: int) -> PageButton:
-    # A distinct accessible name per question; the top margin lines it up with the text box.
-    return PageButton(
-        label=CHECK_LABEL.format(number=number), variant="outlined", margin=(16, 10, 5, 10)
-    )
-
-
-def _alert(number: int) -> pmui.Alert:
-    # The class lets browser tests find each question's feedback.
-    return pmui.Alert(
-        visible=False,
-        sizing_mode="stretch_width",
-        margin=(5, 10),
-        css_classes=[f"quiz-feedback-{number}"],
-    )
-
-
-def _show(alert: pmui.Alert, feedback: Feedback) -> None:
-    alert.param.update(
-        title=feedback.title,
-        object=feedback.message,
-        severity=feedback.severity,
-        visible=True,
-    )
-
-
-class QuizView:
-    """Three questions, each with its input, a Check button and an Alert for the feedback.
-
-    It does not depend on the simulation's controls, so :meth:`update` has nothing to do.
-    """
-
-    def __init__(self, model: SimulationModel) -> None:
-        self.divisor_input = pmui.TextInput(
-            label=DIVISOR_LABEL,
-            placeholder=DIVISOR_PLACEHOLDER,
-            max_length=MAX_ANSWER_LENGTH,
-            width=220,
-        )
-        self.sqrt_input = pmui.TextInput(
-            label=SQRT_LABEL,
-            placeholder=SQRT_PLACEHOLDER,
-            max_length=MAX_ANSWER_LENGTH,
-            width=220,
-        )
-        options = {CHOOSE_LABEL: "", **{label: key for key, label in MATCH_CHOICES.items()}}
-        self.match_selects = {
-            item.key: ChoiceSelect(label=item.label, options=options, value="", width=220)
-            for item in MATCH_ITEMS
-        }
-        self.divisor_button = _check_button(1)
-        self.sqrt_button = _check_button(2)
-        self.match_button = _check_button(3)
-        self.divisor_alert = _alert(1)
-        self.sqrt_alert = _alert(2)
-        self.match_alert = _alert(3)
-        # Enter in a text box checks too, like pressing its button.
-        self.divisor_button.on_click(lambda event: self.check_divisor())
-        self.divisor_input.param.watch(lambda event: self.check_divisor(), "enter_pressed")
-        self.sqrt_button.on_click(lambda event: self.check_sqrt_blank())
-        self.sqrt_input.param.watch(lambda event: self.check_sqrt_blank(), "enter_pressed")
-        self.match_button.on_click(lambda event: self.check_matching())
-        self.panel = pn.Column(
-            pn.pane.Markdown(f"{HEADING}\n\n{QUIZ}", sizing_mode="stretch_width", margin=(0, 10)),
-            self._question(
-                PROMPTS[0],
-                pmui.Row(self.divisor_input, self.divisor_button),
-                self.divisor_alert,
-            ),
-            self._question(
-                PROMPTS[1],
-                pmui.Row(self.sqrt_input, self.sqrt_button),
-                self.sqrt_alert,
-            ),
-            self._question(
-                PROMPTS[2],
-                pn.FlexBox(*self.match_selects.values(), sizing_mode="stretch_width"),
-                pmui.Row(self.match_button),
-                self.match_alert,
-            ),
-            sizing_mode="stretch_width",
-            name="quiz",
-        )
-
-    @staticmethod
-    def _question(prompt: str, *objects: pn.viewable.Viewable) -> pn.Column:
-        return pn.Column(
-            pn.pane.Markdown(
-                prompt,
-                sizing_mode="stretch_width",
-                margin=(5, 10, 0, 10),
-                stylesheets=[CODE_CSS],
-            ),
-            *objects,
-            sizing_mode="stretch_width",
-        )
-
-    @staticmethod
-    def _typed(widget: pmui.TextInput) -> str:
-        # value_input follows every key press, so Check grades what is in the box even if
-        # the box has not been committed (blurred or Enter pressed) yet.
-        text = widget.value_input
-        return widget.value if text is None else text
-
-    def check_divisor(self) -> Feedback:
-        """Grade question 1 as the page's Check button does and show the feedback."""
-        feedback = divisor_feedback(self._typed(self.divisor_input))
-        _show(self.divisor_alert, feedback)
-        return feedback
-
-    def check_sqrt_blank(self) -> Feedback:
-        """Grade question 2 as the page's Check button does and show the feedback."""
-        feedback = sqrt_blank_feedback(self._typed(self.sqrt_input))
-        _show(self.sqrt_alert, feedback)
-        return feedback
-
-    def check_matching(self) -> Feedback:
-        """Grade question 3, mark the wrong choices, and show the feedback."""
-        answers = {key: select.value for key, select in self.match_selects.items()}
-        feedback = matching_feedback(answers)
-        results = check_matching(answers)
-        for key, select in self.match_selects.items():
-            # Nothing chosen yet is not an error; a wrong choice is outlined in red.
-            select.error_state = feedback.correct is not None and not results[key]
-        _show(self.match_alert, feedback)
-        return feedback
-
-    def update(self, model: SimulationModel, parts: set[str]) -> None:
-        """Nothing to do: the questions do not depend on the simulation's controls."""

@@ -26,10 +26,20 @@ DARK_PAGE = {
     "accent-border": "#42a5f5",
     "accent-hover": "#1f3a55",
     "code-text": "#f48fb1",
+    "info-background": "#071a24",
+    "info-text": "#b8e7fb",
+    "info-border": "#0288d1",
+    "success-background": "#0c130d",
+    "success-text": "#cce8cd",
+    "success-border": "#388e3c",
+    "error-background": "#160b0b",
+    "error-text": "#f4c7c7",
+    "error-border": "#d32f2f",
 }
 """The dark theme's colours of the parts the pages style themselves (CSS custom properties
 ``--sdpa-<name>``; each use has the light colour as its fallback). Material UI's dark
-palette: background #121212, paper a step lighter, primary blue 200 for accents."""
+palette: background #121212, paper a step lighter, primary blue 200 for accents; its dark
+alerts' colours for the quiz's feedback (info, success, error)."""
 
 
 PANEL_DARK = {

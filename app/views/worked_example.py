@@ -6,12 +6,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import panel as pn
 
 import sdpa_core
-from app.controls import Toggle
-from app.lesson_text import WORKED_EXAMPLE
-from app.model import SimulationModel
 
 Q = ((1.0, 1.0), (0.0, 2.0))
 K = ((1.0, 0.0), (0.0, 1.0))
@@ -165,40 +161,3 @@ def _result(example: WorkedExample, other: WorkedExample) -> str:
         f"its scores [{scores}] instead of [{other_scores}], a wider gap, so it is sharper. "
         f"At d_k = 2 the difference is small; at d_k = 1024 the rows turn one-hot."
     )
-
-
-class WorkedExampleView:
-    """The worked example with a switch between the scaled and the unscaled steps.
-
-    It does not depend on the simulation's controls, so :meth:`update` has nothing to do;
-    only its own switch redraws it (both versions are computed once, up front).
-    """
-
-    def __init__(self, model: SimulationModel) -> None:
-        self.examples = {scaled: worked_example(scaled) for scaled in (True, False)}
-        self.switch = Toggle(label=SWITCH_LABEL, value=False)
-        self.pane = pn.pane.HTML(
-            self._html(), stylesheets=[WORKED_CSS], sizing_mode="stretch_width", margin=(5, 10)
-        )
-        self.switch.param.watch(self._redraw, "value")
-        self.panel = pn.Column(
-            pn.pane.Markdown(
-                f"{HEADING}\n\n{WORKED_EXAMPLE}",
-                sizing_mode="stretch_width",
-                margin=(0, 10),
-            ),
-            self.switch,
-            self.pane,
-            sizing_mode="stretch_width",
-            name="worked_example",
-        )
-
-    def _html(self) -> str:
-        scaled = not self.switch.value
-        return worked_example_html(self.examples[scaled], self.examples[not scaled])
-
-    def _redraw(self, event: object) -> None:
-        self.pane.object = self._html()
-
-    def update(self, model: SimulationModel, parts: set[str]) -> None:
-        """Nothing to do: the example's numbers are fixed by the lesson, not by the controls."""

@@ -17,6 +17,7 @@ from conftest import PAGE_TIMEOUT_MS, AppPage
 from playwright.sync_api import Browser, expect
 
 from app.lesson import ASSUMPTIONS_TITLE, TRAINING_TITLE
+from app.views.drawn_figures import DARK_FIGURE_THEME
 from app.views.system_theme import DARK_PAGE, PANEL_DARK
 
 if TYPE_CHECKING:
@@ -36,6 +37,14 @@ THEMED_JS = """(dark) => {
 document says it, and the session is idle."""
 
 FIGURE_BACKGROUND_JS = """() => sdpaFigure('heatmap').background_fill_color"""
+
+COLLAPSE_BACKGROUND_JS = """() => sdpaFigure('collapse_entropy').background_fill_color"""
+
+COLLAPSE_BACKGROUND_IS_JS = """(colour) =>
+  sdpaFigure('collapse_entropy').background_fill_color === colour"""
+
+DARK_FIGURE_BACKGROUND = DARK_FIGURE_THEME["Figure"]["background_fill_color"]
+"""What a figure drawn in the browser fills its plot with in the dark theme."""
 
 BODY_BACKGROUND_JS = """() => getComputedStyle(document.body).backgroundColor"""
 
@@ -75,6 +84,9 @@ def open_everything(app: AppPage, state: str) -> None:
     app.open_lesson()
     for title in (TRAINING_TITLE, ASSUMPTIONS_TITLE):
         app.open_section(title)
+    # A question's feedback, in its colours (the quiz is drawn in the browser).
+    app.page.get_by_role("button", name="Check answer 1").click()
+    expect(app.page.locator(".quiz-feedback-1")).to_be_visible()
     assert_axe_clean(app.page, "served", f"{state}: every lesson section open")
 
 
@@ -104,6 +116,12 @@ def test_the_page_follows_a_dark_system_and_is_axe_clean(dark_page: AppPage) -> 
     # The lesson's figures, drawn after the switch, are dark too (the Page themes them).
     gate_free = page.evaluate("() => sdpaFigure('row_comparison').background_fill_color")
     assert gate_free != "#ffffff"
+    # The figures drawn in the browser take the dark figure theme, the quiz's feedback the
+    # dark alert colours.
+    assert page.evaluate(COLLAPSE_BACKGROUND_JS) == DARK_FIGURE_BACKGROUND
+    feedback = page.locator(".quiz-feedback-1")
+    background = feedback.evaluate("(box) => getComputedStyle(box).backgroundColor")
+    assert background == rgb(DARK_PAGE["info-background"])
 
 
 def test_the_embedded_page_follows_a_dark_system(dark_page: AppPage) -> None:
@@ -128,6 +146,19 @@ def test_the_page_is_light_by_default_and_its_toggle_still_switches(app_page: Ap
     )
     page.get_by_role("button", name="Toggle theme").click()
     page.wait_for_function(THEMED_JS, arg=False)
+
+
+def test_the_drawn_lesson_follows_the_theme_toggle(app_page: AppPage) -> None:
+    """The collapse figures, drawn in the browser, turn dark with the header's toggle and
+    back (their documents are the component's to theme)."""
+    app_page.open()
+    page = app_page.page
+    page.wait_for_function(THEMED_JS, arg=False)
+    assert page.evaluate(COLLAPSE_BACKGROUND_JS) == "#ffffff"
+    page.get_by_role("button", name="Toggle theme").click()
+    page.wait_for_function(COLLAPSE_BACKGROUND_IS_JS, arg=DARK_FIGURE_BACKGROUND)
+    page.get_by_role("button", name="Toggle theme").click()
+    page.wait_for_function(COLLAPSE_BACKGROUND_IS_JS, arg="#ffffff")
 
 
 def test_the_lesson_gate_is_dark_in_the_dark_theme(dark_page: AppPage) -> None:

@@ -47,7 +47,7 @@ def test_every_lesson_view_renders(app_page: AppPage) -> None:
     """Collapse curves, row comparison, output and worked example all draw, error-free."""
     app_page.open()
     app_page.page.wait_for_function(FIGURES_HAVE_DATA_JS, arg=LESSON_FIGURES)
-    result = app_page.page.get_by_test_id("worked-output")
+    result = app_page.page.get_by_test_id("worked-output").filter(visible=True)
     expect(result).to_contain_text("1.956")
     expect(result).to_contain_text("8.044")
 
@@ -55,7 +55,9 @@ def test_every_lesson_view_renders(app_page: AppPage) -> None:
 def test_worked_example_switches_to_unscaled_steps(app_page: AppPage) -> None:
     app_page.open()
     app_page.page.get_by_role("switch", name="show the steps unscaled").click()
-    expect(app_page.page.get_by_test_id("worked-output")).to_contain_text("8.808")
+    expect(app_page.page.get_by_test_id("worked-output").filter(visible=True)).to_contain_text(
+        "8.808"
+    )
 
 
 def test_quiz_gives_right_and_wrong_feedback(app_page: AppPage) -> None:
@@ -212,7 +214,7 @@ def test_every_lesson_control_shares_a_screen_with_what_it_changes(
     )
     pairs["worked example"] = (
         page.get_by_role("switch", name="show the steps unscaled"),
-        element(page.get_by_test_id("worked-output")),
+        element(page.get_by_test_id("worked-output").filter(visible=True)),
     )
     pairs["query i"] = (page.get_by_label("query i"), figure_element(app_page, "row_comparison"))
     spans = {
@@ -235,7 +237,7 @@ def test_the_quiz_labels_are_whole(app_page: AppPage) -> None:
         expect(box).to_be_visible()
         cut = box.evaluate(
             """(input) => {
-              const label = input.closest('.MuiFormControl-root').querySelector('label');
+              const label = input.closest('label');
               return label.scrollWidth > label.clientWidth;
             }"""
         )

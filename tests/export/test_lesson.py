@@ -247,7 +247,7 @@ def visible_text(html: str) -> str:
 def test_the_faq_and_the_worked_example_show_the_served_texts(open_export) -> None:
     from app.export.data import D_MAX_DEFAULT
     from app.export.lesson import note_beyond_reach
-    from app.lesson import FAQ
+    from app.lesson_text import FAQ
     from app.views.worked_example import SWITCH_LABEL, worked_example, worked_example_html
 
     opened = open_export()
@@ -273,7 +273,7 @@ def test_the_faq_and_the_worked_example_show_the_served_texts(open_export) -> No
         return visible_text(note_beyond_reach(html, D_MAX_DEFAULT))
 
     assert shown().replace(" ", "") == served(True).replace(" ", "")
-    switch = page.get_by_role("checkbox", name=SWITCH_LABEL)
+    switch = page.get_by_role("switch", name=SWITCH_LABEL)
     switch.press("Space")
     assert switch.is_checked()
     assert shown().replace(" ", "") == served(False).replace(" ", "")
@@ -517,7 +517,7 @@ def test_every_lesson_control_shares_a_screen_with_what_it_changes(
     pairs["precision"] = (page.get_by_role("button", name="float16", exact=True), overflow)
     pairs["subtract_max"] = (page.get_by_role("checkbox", name=LABEL["subtract_max"]), overflow)
     pairs["worked example"] = (
-        page.get_by_role("checkbox", name=SWITCH_LABEL),
+        page.get_by_role("switch", name=SWITCH_LABEL),
         page.locator("#sdpa-worked-scaled").element_handle(),
     )
     pairs["query i"] = (

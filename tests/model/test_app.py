@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import numpy as np
 import panel as pn
@@ -127,7 +128,7 @@ def test_served_page_builds_the_lesson_when_the_student_opens_it(page_load: Page
     sections = len(simulation.lesson.sections())
     assert len(simulation.layout.lesson.objects) == sections
     # Built from the current state: the move above is already in the lesson's row.
-    assert "temperature 2 " in simulation.lesson.collapse.caption.html
+    assert simulation.lesson.faq_and_collapse.view["temperature"] == 2.0
     simulation.layout.lesson_gate.opened = False  # a page (or a hostile client) asking again
     simulation.layout.lesson_gate.opened = True
     simulation.add_lesson()
@@ -176,17 +177,19 @@ def test_moves_made_before_the_plots_turn_fold_into_one_update() -> None:
 def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> None:
     pending: list = []
     simulation = Session(defer=pending.append)
-    bars_before = list(simulation.lesson.row_compare.scaled.data["weight"])
+    why = simulation.lesson.why
+    frames_before = why.sequence
     weights_before = weights_image(simulation).copy()
     simulation.state.temperature = 4.0
     simulation.state.temperature = 0.25
     assert not np.allclose(weights_image(simulation), weights_before)
-    assert "0.25" not in str(simulation.lesson.collapse.caption.html)
-    assert list(simulation.lesson.row_compare.scaled.data["weight"]) == bars_before
+    assert simulation.lesson.faq_and_collapse.view["temperature"] != 0.25
+    assert why.sequence == frames_before  # the row comparison's numbers wait their turn
     assert len(pending) == 1, "two moves before the lesson's turn make one lesson update"
     pending.pop()()
-    assert "temperature 0.25 " in simulation.lesson.collapse.caption.html
-    assert list(simulation.lesson.row_compare.scaled.data["weight"]) != bars_before
+    assert simulation.lesson.faq_and_collapse.view["temperature"] == 0.25
+    assert why.sequence == frames_before + 1
+    assert why.frame["state"]["temperature"] == 0.25 and ROW in why.frame["parts"]
     simulation.state.d_k = 128
     assert len(pending) == 1
 
@@ -231,13 +234,12 @@ def test_control_updates_are_not_taken_back_as_changes_from_the_page(
         lambda self, events: from_page.append((type(self).__name__, events)),
     )
     exact = simulation.widgets["d_k_exact"]
-    query_box = simulation.lesson.row_compare.row_input
     with set_curdoc(document):  # as in a session: pn.io.hold() holds this document
         simulation.state.d_k = 300  # the exact d_k box follows
         pending.pop()()
-        simulation.state.n = 64  # the row comparison's query box gets a new bound
+        simulation.state.n = 64  # the row comparison's numbers (and box) follow
         pending.pop()()
-    assert exact.value == 300 and query_box.end == 63
+    assert exact.value == 300 and simulation.lesson.why.frame["state"]["n"] == 64
     assert from_page == []
     document.clear()
 
@@ -246,7 +248,7 @@ def test_lesson_is_built_at_once_outside_a_server() -> None:
     simulation = Session()
     assert simulation.lesson is not None
     # Below the controls and the plots, across the page's width.
-    assert simulation.lesson.collapse.panel in simulation.layout.lesson.objects
+    assert simulation.lesson.faq_and_collapse in simulation.layout.lesson.objects
 
 
 def test_slider_moves_send_only_the_parts_they_change() -> None:
@@ -392,6 +394,25 @@ def test_readouts_follow_the_state_and_only_flow_to_the_page() -> None:
     assert app.figures.frame is frame and app.figures.figures is items
 
 
+def test_the_drawn_lesson_follows_the_state_and_only_flows_to_the_page() -> None:
+    """The collapse curves' component hears d_k, the scale and the temperature; nothing
+    of the drawn lesson is taken back from a page."""
+    app = Session()
+    drawn = app.lesson.faq_and_collapse
+    assert drawn.view == {"d_k": 64, "scaled": True, "temperature": 1.0}
+    app.state.set_controls(d_k=256, scaled=False)
+    assert drawn.view == {"d_k": 256, "scaled": False, "temperature": 1.0}
+    assert "Test yourself" in app.lesson.worked_and_quiz.html
+    assert app.lesson.worked_and_quiz.figures == ""  # no collapse figures to embed there
+    document = Document()
+    model = drawn.get_root(document)
+    view, html = drawn.view, drawn.html
+    with set_curdoc(document):
+        model.data.set_from_json("view", {"d_k": "<img src=x onerror=alert(1)>"}, setter=PAGE)
+        model.data.set_from_json("html", "<img src=x onerror=alert(1)>", setter=PAGE)
+    assert drawn.view is view and drawn.html is html
+
+
 def test_server_markup_replaces_the_markup_of_every_rendered_page() -> None:
     markup = ServerMarkup(html="<b>a</b>")
     models = [markup.get_root(Document()) for _ in range(2)]  # two pages show it
@@ -417,15 +438,33 @@ def test_a_d_k_move_keeps_the_scaled_histograms_bins_and_spreads_the_raw_one() -
     np.testing.assert_array_equal(raw["density"], app.model.raw_histogram.density)
 
 
+def _renderers(value: object) -> Iterator[dict]:
+    """Every GlyphRenderer's attributes in a serialised Bokeh document."""
+    if isinstance(value, dict):
+        if value.get("type") == "object" and value.get("name") == "GlyphRenderer":
+            yield value.get("attributes", {})
+        for item in value.values():
+            yield from _renderers(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _renderers(item)
+
+
 def test_no_renderer_carries_unused_glyph_copies() -> None:
-    """Nothing selects or mutes: each copy would be one more model in every message."""
+    """Nothing selects or mutes: each copy would be one more model on every page. The
+    figures are drawn in the browser from items built once per process: a session holds
+    none, and no renderer of the items asks for the copies."""
     app = Session()
     document = Document()
     document.add_root(app.page.get_root(document))
-    renderers = [model for model in document.models if isinstance(model, GlyphRenderer)]
-    assert len(renderers) >= 20  # the lesson's figures (the first screen's: test_drawn_figures)
+    assert not [model for model in document.models if isinstance(model, GlyphRenderer)]
+    items = [json.loads(app.figures.figures)]
+    items += [json.loads(drawn.figures) for drawn in app.lesson.drawn if drawn.figures]
+    renderers = list(_renderers(items))
+    assert len(renderers) >= 20
     for renderer in renderers:
-        assert renderer.nonselection_glyph is None and renderer.muted_glyph is None, renderer
+        assert renderer.get("nonselection_glyph", "auto") is None, renderer
+        assert renderer.get("muted_glyph", "auto") is None, renderer
 
 
 def test_the_update_after_the_plots_waits_for_the_plots() -> None:

@@ -99,13 +99,16 @@ def test_every_move_sets_values_bokeh_accepts_as_they_are(
     assert len(checks) > 20 and all(checks)
     assert converted == []
     # The frames went into the rendered page's model, the last for the state as it is.
-    (rendered,) = [
-        model.data.frame
+    # The first screen's component has no markup; the lesson's with frames draws the row.
+    rendered = {
+        bool(getattr(model.data, "html", "")): model.data.frame
         for model in document.models
-        if hasattr(getattr(model, "data", None), "frame")
-    ]
-    assert rendered["sequence"] == simulation.figures.sequence > 1
-    assert rendered["state"]["n"] == simulation.state.n == 48
+        if hasattr(getattr(model, "data", None), "frame") and model.data.frame
+    }
+    first, why = rendered[False], rendered[True]
+    assert first["sequence"] == simulation.figures.sequence > 1
+    assert why["sequence"] == simulation.lesson.why.sequence > 1
+    assert first["state"]["n"] == why["state"]["n"] == simulation.state.n == 48
     document.clear()
 
 

@@ -5,15 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from panel.util import edit_readonly
 
-from app import lesson_text
-from app.model import SimulationModel
 from app.views.quiz import (
     MATCH_CHOICES,
     MATCH_ITEMS,
     MAX_ANSWER_LENGTH,
-    QuizView,
     check_divisor,
     check_matching,
     check_sqrt_blank,
@@ -147,86 +143,3 @@ def test_feedback_never_contains_the_answer(prefix: str, suffix: str) -> None:
         assert "ZQXJ" not in feedback.title + feedback.message
     matched = matching_feedback(dict.fromkeys(RIGHT_MATCHES, text))
     assert "ZQXJ" not in matched.title + matched.message
-
-
-# --- the view -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def quiz() -> QuizView:
-    return QuizView(SimulationModel())
-
-
-def test_alerts_are_hidden_until_checked(quiz: QuizView) -> None:
-    assert not any(a.visible for a in (quiz.divisor_alert, quiz.sqrt_alert, quiz.match_alert))
-
-
-def test_check_buttons_grade_what_is_typed(quiz: QuizView) -> None:
-    quiz.divisor_input.value = "8.0"
-    quiz.divisor_button.clicks += 1
-    assert quiz.divisor_alert.visible and quiz.divisor_alert.severity == "success"
-    quiz.divisor_input.value = "64"
-    quiz.divisor_button.clicks += 1
-    assert quiz.divisor_alert.severity == "error"
-    assert quiz.divisor_alert.title == "Not quite"
-    quiz.sqrt_input.value = "np.sqrt"
-    quiz.sqrt_button.clicks += 1
-    assert quiz.sqrt_alert.severity == "success"
-
-
-def test_enter_checks_too(quiz: QuizView) -> None:
-    quiz.sqrt_input.value = "log"
-    quiz.sqrt_input.param.trigger("enter_pressed")
-    assert quiz.sqrt_alert.visible and quiz.sqrt_alert.severity == "error"
-
-
-def test_check_grades_text_not_yet_committed(quiz: QuizView) -> None:
-    # The browser updates value_input on every key press, value only on Enter or blur.
-    with edit_readonly(quiz.divisor_input):
-        quiz.divisor_input.value_input = "8"
-    assert quiz.divisor_input.value == ""
-    assert quiz.check_divisor().correct is True
-
-
-@pytest.mark.parametrize("text", HOSTILE)
-def test_hostile_input_is_wrong_and_not_shown(quiz: QuizView, text: str) -> None:
-    quiz.divisor_input.value = text
-    quiz.divisor_button.clicks += 1
-    assert quiz.divisor_alert.severity == "error"
-    assert text.strip() not in quiz.divisor_alert.object + quiz.divisor_alert.title
-
-
-def test_text_boxes_cap_the_answer_length(quiz: QuizView) -> None:
-    assert quiz.divisor_input.max_length == MAX_ANSWER_LENGTH
-    assert quiz.sqrt_input.max_length == MAX_ANSWER_LENGTH
-
-
-def test_matching_marks_the_wrong_selects(quiz: QuizView) -> None:
-    quiz.match_button.clicks += 1
-    assert quiz.match_alert.severity == "info"
-    assert not any(select.error_state for select in quiz.match_selects.values())
-    for key, select in quiz.match_selects.items():
-        select.value = RIGHT_MATCHES[key]
-    quiz.match_selects["std"].value = "sqrt8"
-    quiz.match_button.clicks += 1
-    assert quiz.match_alert.severity == "error"
-    assert [key for key, s in quiz.match_selects.items() if s.error_state] == ["std"]
-    quiz.match_selects["std"].value = "about_one"
-    quiz.match_button.clicks += 1
-    assert quiz.match_alert.severity == "success"
-    assert not any(select.error_state for select in quiz.match_selects.values())
-
-
-def test_widgets_have_distinct_accessible_labels(quiz: QuizView) -> None:
-    buttons = [quiz.divisor_button, quiz.sqrt_button, quiz.match_button]
-    assert [b.label for b in buttons] == ["Check answer 1", "Check answer 2", "Check answer 3"]
-    labels = [select.label for select in quiz.match_selects.values()]
-    assert labels == [item.label for item in MATCH_ITEMS]
-    assert quiz.divisor_input.label and quiz.sqrt_input.label
-
-
-def test_view_panel_explains_the_quiz(quiz: QuizView) -> None:
-    assert lesson_text.QUIZ in quiz.panel.objects[0].object
-    before = quiz.divisor_alert.visible
-    quiz.update(SimulationModel(), {"weights"})
-    assert quiz.divisor_alert.visible == before

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import math
+from html import escape
 from html.parser import HTMLParser
 
 import numpy as np
 import pytest
 
 from app import lesson_text
-from app.model import CONTROLS, SimulationModel
+from app.export import lesson as page_lesson
 from app.views.worked_example import (
+    SWITCH_LABEL,
     Q,
     V,
-    WorkedExampleView,
     format_number,
     matrix_table,
     worked_example,
@@ -128,25 +129,14 @@ def test_matrix_table_rows_and_caption() -> None:
     assert html.count("<tr>") == 2 and html.count("<td>") == 4
 
 
-def test_view_switch_toggles_the_steps() -> None:
-    view = WorkedExampleView(SimulationModel())
-    assert parse(view.pane.object).steps["worked-output"][1] == ["1.956", "8.044"]
-    view.switch.value = True
-    assert parse(view.pane.object).steps["worked-output"][1] == ["1.192", "8.808"]
-    view.switch.value = False
-    assert view.pane.object == SCALED_HTML
-
-
-def test_view_ignores_the_simulations_controls() -> None:
-    model = SimulationModel()
-    view = WorkedExampleView(model)
-    before = view.pane.object
-    model.state.param.update(d_k=1024, scaled=False, temperature=0.1)
-    view.update(model, model.refresh(CONTROLS))
-    assert view.pane.object == before
-
-
-def test_view_panel_explains_the_example() -> None:
-    view = WorkedExampleView(SimulationModel())
-    assert lesson_text.WORKED_EXAMPLE in view.panel.objects[0].object
-    assert view.switch in view.panel.objects and view.pane in view.panel.objects
+def test_the_section_holds_both_sets_of_steps_and_a_named_switch() -> None:
+    """The page's section (both pages draw it) shows the scaled steps and hides the
+    unscaled ones until its switch, a named ``role="switch"``, is turned."""
+    section = page_lesson.worked_section(page_lesson.worked_example_html())
+    assert lesson_text.WORKED_EXAMPLE in section
+    assert '<input type="checkbox" role="switch" id="sdpa-worked-switch">' in section
+    assert f" {escape(SWITCH_LABEL)}</label>" in section
+    scaled = section.split('id="sdpa-worked-scaled">')[1].split('<div id="sdpa-worked-unscaled"')[0]
+    assert parse(scaled).steps["worked-output"][1] == ["1.956", "8.044"]
+    unscaled = section.split('<div id="sdpa-worked-unscaled" hidden>')[1]
+    assert parse(unscaled).steps["worked-output"][1] == ["1.192", "8.808"]

@@ -1,0 +1,84 @@
+/*
+ * The served page's lesson sections drawn in the browser (app/views/drawn_lesson.py): put
+ * their markup in, embed their figures' Bokeh items once, and draw and grade them with
+ * lesson_drawing.js, as the offline page does; the row comparison and the output draw the
+ * numbers the session sends. embedding.js comes before this code (figureModels,
+ * documentModels, applyTheme, unpack).
+ */
+const LessonDrawing = globalThis.SdpaLessonDrawing;
+const Kernel = globalThis.SdpaKernel;
+
+/** Each page's row box → its component's message (the box's callback's hook). */
+const ROW_INPUTS = (globalThis.SdpaServedRowInputs ??= new Map());
+
+export function render({ model, el }) {
+  const config = model.config;
+  const box = document.createElement("div");
+  box.className = "sdpa-drawn-lesson";
+  // Trusted markup, built once per process by app/export/lesson.py.
+  box.innerHTML = model.html;
+  el.append(box);
+  /** What tests read: the models once embedded, the views and frames drawn. */
+  const record = { models: null, views: 0, frames: 0, sequence: 0 };
+  (globalThis.SdpaDrawnLessons ??= []).push(record);
+
+  if (box.querySelector("#sdpa-worked-switch")) LessonDrawing.listenToWorkedSwitch(box);
+  if (box.querySelector("#sdpa-quiz")) LessonDrawing.listenToQuiz(box, config.quiz, config.query);
+  if (!model.figures) {
+    model.on("remove", () => forget(record));
+    return;
+  }
+
+  const { items, models: ids } = JSON.parse(model.figures);
+  const cells = [...box.querySelectorAll(".sdpa-figure-cell")];
+  const embed = (item, i) => globalThis.Bokeh.embed.embed_item(item, cells[i]);
+  Promise.all(items.map(embed)).then((managers) => {
+    const models = figureModels(managers, ids);
+    const originals = new Map();
+    const themed = documentModels(managers);
+    const theme = () => applyTheme(themed, config.dark_theme, model.dark, originals);
+    if (model.dark) theme();
+    model.on("dark", theme);
+    record.models = models;
+    if (models.collapse_scaled) {
+      const table = Kernel.float64FromBase64(config.collapse.table);
+      const caption = box.querySelector("#sdpa-collapse-caption .collapse-caption");
+      const collapse = new LessonDrawing.CollapseDrawing(models, config.collapse, table, caption);
+      const drawView = () => {
+        collapse.draw(model.view);
+        record.views += 1;
+      };
+      drawView();
+      model.on("view", drawView);
+    }
+    if (models.row_figure) {
+      const rows = new LessonDrawing.RowDrawing(models, config.row);
+      const ndarray = globalThis.Bokeh.require("core/util/ndarray").ndarray;
+      const outputs = new LessonDrawing.OutputDrawing(models, config.output.dim, ndarray);
+      const { row: rowPart, output: outputPart } = config.parts;
+      const drawFrame = () => {
+        const frame = unpack(model.frame);
+        if (!frame || !frame.parts || frame.sequence <= record.sequence) return;
+        const { n, row } = frame.state;
+        if (frame.parts.includes(rowPart)) rows.draw(frame.numbers[rowPart], n, row);
+        if (frame.parts.includes(outputPart)) outputs.draw(frame.numbers[outputPart], n);
+        record.frames += 1;
+        record.sequence = frame.sequence;
+      };
+      globalThis[config.row_input_hook] ??= (input) => ROW_INPUTS.get(input)?.(input.value);
+      ROW_INPUTS.set(models.row_input, (value) => {
+        if (typeof value === "number" && Number.isFinite(value)) model.send_msg({ row_input: value });
+      });
+      drawFrame();
+      model.on("frame", drawFrame);
+      model.on("remove", () => ROW_INPUTS.delete(models.row_input));
+    }
+  });
+  model.on("remove", () => forget(record));
+}
+
+/** Drop a removed component's record. */
+function forget(record) {
+  const records = globalThis.SdpaDrawnLessons;
+  records.splice(records.indexOf(record), 1);
+}

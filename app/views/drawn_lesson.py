@@ -1,0 +1,256 @@
+"""The served lesson's sections drawn in the browser: the FAQ, the collapse curves, the row
+comparison beside the output, the worked example and the quiz.
+
+They are the offline page's (app/export/lesson.py builds their figures and markup,
+lesson_drawing.js draws and grades them): built and serialised once per process, so a
+session holds one Bokeh model per component for them instead of ~330 (docs/performance.md,
+"The served lesson"). A move sends what changed: the state the collapse curves' marker
+shows (``view``, three values) and the row comparison's and output's numbers (``frame``,
+the first screen's frame format, binary); the quiz is graded on the page, as in the file.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import param
+from bokeh.embed import json_item
+from bokeh.models import Model
+from panel.custom import JSComponent
+
+from app.compat import CheckedPageChanges, without_model_definitions, write_to_rendered_models
+from app.controls_spec import OUTPUT, ROW, ROW_BOUNDS
+from app.derived import OUTPUT_DIM
+from app.export.lesson import (
+    FIGURES_SLOT,
+    OUTPUT_SLOT,
+    ROW_SLOT,
+    collapse_html,
+    collapse_models,
+    collapse_section,
+    collapse_spec,
+    faq_html,
+    faq_section,
+    lesson_css,
+    output_views,
+    quiz_html,
+    quiz_section,
+    quiz_spec,
+    row_spec,
+    row_views,
+    why_html,
+    why_section,
+    worked_example_html,
+    worked_section,
+)
+from app.model import SimulationModel
+from app.query import query_spec
+from app.state import SimulationState
+from app.views.collapse import METRICS, CollapseView
+from app.views.drawn_figures import ASSETS, DARK_FIGURE_THEME, component_module
+from app.views.framed import FramedComponent, finite_number
+
+SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "lesson_drawing.js")
+"""The drawing code the component runs, shared with the offline page (load order)."""
+
+Section = Literal["faq", "collapse", "why", "worked", "quiz"]
+"""The sections a component can draw: the FAQ, the collapse curves, the row comparison
+beside the output ("why"), the worked example and the quiz."""
+
+VIEW_CONTROLS = ("d_k", "scaled", "temperature")
+"""The controls the collapse curves show (the marker's d_k and curve, the temperature's
+curves): a move sends their values, nothing else."""
+
+LESSON_FONT_CSS = """
+:host { width: 100%; }
+.sdpa-drawn-lesson {
+  margin: 0 10px;
+  font-family: Roboto, "Helvetica Neue", Arial, sans-serif;
+  font-size: 16px;
+  color: var(--mui-palette-text-primary, rgba(0, 0, 0, 0.87));
+}
+"""
+"""The served page's text look for the component's markup (Material UI's font and
+colour), around lesson.css's rules."""
+
+
+def view_of(state: SimulationState) -> dict[str, Any]:
+    """What the collapse curves show of ``state``: :data:`VIEW_CONTROLS` by name."""
+    return {name: getattr(state, name) for name in VIEW_CONTROLS}
+
+
+CELL = '<div class="sdpa-figure-cell"></div>'
+"""An empty cell the page embeds one figure item in (the items in document order)."""
+
+ROW_INPUT_HOOK = "SdpaServedRowInput"
+"""The page-wide function the row box's callback calls with the box: each page's
+component registers its own box with it."""
+
+NUMBER_PARTS = frozenset({ROW, OUTPUT})
+"""The model parts whose numbers a session sends the lesson: the row comparison's and the
+output's (the other sections draw from data built once and the state)."""
+
+
+def _item(root: Model) -> dict:
+    item = json_item(root)
+    # The served page has defined every data model before it embeds these.
+    item["doc"] = without_model_definitions({"doc": item["doc"]})["doc"]
+    return item
+
+
+@dataclass(frozen=True)
+class SectionFigures:
+    """A section's figures as Bokeh JSON items (each its own document, embedded in the
+    section's cells in order) and the ids of the models its drawing code draws, by name (a
+    list of ids where each item holds its own copy)."""
+
+    items: tuple[dict, ...]
+    models: dict[str, str | list[str]]
+
+
+@functools.cache
+def _collapse_figures() -> SectionFigures:
+    model = SimulationModel(SimulationState())
+    # One item per figure, so the grid places them as the width allows. A document holds
+    # its figure's sources alone: each figure comes from a view of its own (the three of
+    # one view share theirs, which one document cannot hand out).
+    views = [CollapseView(model) for _ in METRICS]
+    items = tuple(_item(view.figures[i]) for i, view in enumerate(views))
+    names = collapse_models(views[0])
+    ids = {name: [collapse_models(view)[name].id for view in views] for name in names}
+    return SectionFigures(items, ids)
+
+
+@functools.cache
+def _why_figures() -> SectionFigures:
+    model = SimulationModel(SimulationState())
+    on_change = f"globalThis.{ROW_INPUT_HOOK}?.(cb_obj);"
+    row_root, row_models = row_views(model, on_change)
+    output_root, output_models = output_views(model)
+    models = {name: one.id for name, one in {**row_models, **output_models}.items()}
+    return SectionFigures((_item(row_root), _item(output_root)), models)
+
+
+FIGURES: dict[str, Callable[[], SectionFigures]] = {
+    "collapse": _collapse_figures,
+    "why": _why_figures,
+}
+"""The sections with figures, by name: what builds (once) their items."""
+
+
+@functools.cache
+def figure_items(sections: tuple[Section, ...]) -> str:
+    """The figures of ``sections`` as JSON for the page: their items in the order of the
+    cells :func:`markup` gives them, and the ids of every model the page draws, by name."""
+    built = [FIGURES[name]() for name in sections if name in FIGURES]
+    if not built:
+        return ""
+    items = [item for figures in built for item in figures.items]
+    models = {name: one for figures in built for name, one in figures.models.items()}
+    return json.dumps({"items": items, "models": models}, separators=(",", ":"))
+
+
+@functools.cache
+def markup(sections: tuple[Section, ...]) -> str:
+    """The HTML of ``sections``, in order, as the offline page has them; each figure's
+    slot holds an empty cell (:data:`CELL`) for the page to embed it in."""
+    model = SimulationModel(SimulationState())
+    html = {
+        **collapse_html(CollapseView(model)),
+        **why_html(),
+        **worked_example_html(),
+        "quiz": quiz_html(),
+    }
+    build = {
+        "faq": lambda: faq_section(faq_html()),
+        "collapse": lambda: collapse_section(html).replace(FIGURES_SLOT, CELL * len(METRICS)),
+        "why": lambda: why_section(html).replace(ROW_SLOT, CELL).replace(OUTPUT_SLOT, CELL),
+        "worked": lambda: worked_section(html),
+        "quiz": lambda: quiz_section(html),
+    }
+    return "".join(build[name]() for name in sections)
+
+
+@functools.cache
+def _config() -> dict:
+    return {
+        "collapse": collapse_spec(),
+        "row": row_spec(),
+        "output": {"dim": OUTPUT_DIM},
+        "quiz": quiz_spec(),
+        "query": query_spec(),
+        "parts": {"row": ROW, "output": OUTPUT},
+        "row_input_hook": ROW_INPUT_HOOK,
+        "dark_theme": DARK_FIGURE_THEME,
+    }
+
+
+class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
+    """Lesson sections drawn in the browser by lesson_drawing.js, in the order given: the
+    FAQ, the collapse curves, the row comparison with the output, the worked example, the
+    quiz.
+
+    Nothing flows from the page through its properties: the worked example's switch and
+    the quiz's answers stay on the page. The row box's value comes as a message and reaches
+    ``on_pick_row`` once checked.
+    """
+
+    page_properties = ()
+
+    html = param.String(default="", doc="The sections' markup, built once per process (markup).")
+    figures = param.String(
+        default="",
+        doc="The sections' figures as Bokeh JSON items and the ids of the models drawn, built "
+        "once per process (figure_items); empty when the sections have no figures.",
+    )
+    config = param.Dict(default={}, doc="What lesson_drawing.js reads: each section's data.")
+    view = param.Dict(
+        default={}, doc="The state the collapse curves show: d_k, scaled and temperature."
+    )
+    frame = param.Dict(
+        default={},
+        doc="The newest numbers of the row comparison and the output, when drawn here: a "
+        "frame of app.numbers_out.numbers_frame (sent packed: packed_frame).",
+    )
+    dark = param.Boolean(default=False, doc="Whether the figures take the dark theme.")
+
+    _esm = component_module((ASSETS / name for name in SCRIPTS), Path(__file__).with_suffix(".js"))
+    _stylesheets: ClassVar[list[str]] = [LESSON_FONT_CSS, lesson_css()]
+
+    def __init__(
+        self, model: SimulationModel, sections: tuple[Section, ...], **params: Any
+    ) -> None:
+        self.on_pick_row: Callable[[int], None] | None = None
+        """Called with the query the row box asks for, within the state's bounds."""
+        self._parts = NUMBER_PARTS if "why" in sections else frozenset()
+        super().__init__(
+            html=markup(sections),
+            figures=figure_items(sections),
+            config=_config(),
+            view=view_of(model.state),
+            frame=self.next_frame(model, self._parts) if self._parts else {},
+            **params,
+        )
+
+    def update(self, model: SimulationModel, parts: set[str]) -> None:
+        """Send what moved: the state the collapse curves show, the numbers of the row
+        comparison and the output among ``parts`` (what the model recomputed)."""
+        view = view_of(model.state)
+        if view != self.view:
+            write_to_rendered_models(self, "view", view)
+        drawn = parts & self._parts
+        if drawn:
+            self.send_frame(model, drawn)
+
+    def _handle_msg(self, msg: Any) -> None:
+        # The page's message is untrusted: only a finite number picks a query, rounded and
+        # kept within the state's bounds, as the file's box does.
+        value = finite_number(msg.get("row_input") if isinstance(msg, dict) else None)
+        if value is not None and self.on_pick_row is not None:
+            low, high = ROW_BOUNDS
+            self.on_pick_row(min(max(round(value), low), high))

@@ -1,0 +1,69 @@
+/*
+ * What the served page's drawn components share (app/views/drawn_figures.py and
+ * drawn_lesson.py put this before their own code): finding the models of the Bokeh
+ * documents they embedded, theming those documents, and reading a packed frame.
+ */
+
+/**
+ * The models a drawing code draws, by its names: `ids` maps each name to a model's id (or
+ * a list of ids) in the documents whose root views `managers` (embed_item's) hold.
+ */
+function figureModels(managers, ids) {
+  const documents = managers.flatMap((manager) => [...manager].map((view) => view.model.document));
+  const find = (id) => {
+    for (const doc of documents) {
+      const model = doc.get_model_by_id(id);
+      if (model) return model;
+    }
+    throw new Error(`sdpa-sim: no figure model ${id}`);
+  };
+  return Object.fromEntries(
+    Object.entries(ids).map(([name, id]) => [name, Array.isArray(id) ? id.map(find) : find(id)]),
+  );
+}
+
+/** Every model of the documents whose root views `managers` hold. */
+function documentModels(managers) {
+  return managers.flatMap((manager) =>
+    [...manager].flatMap((view) => [...view.model.document.all_models]),
+  );
+}
+
+/**
+ * Give the figures' models `theme`'s values (by model type) when `dark`, else the values
+ * they had before (kept in `originals` the first time).
+ */
+function applyTheme(models, theme, dark, originals) {
+  for (const model of models) {
+    const values = theme[model.type];
+    if (!values) continue;
+    if (!originals.has(model)) {
+      originals.set(model, Object.fromEntries(Object.keys(values).map((key) => [key, model[key]])));
+    }
+    model.setv(dark ? values : originals.get(model));
+  }
+}
+
+const TYPED_ARRAYS = { float32: Float32Array, float64: Float64Array };
+
+/**
+ * `frame` as the session built it: each `{packed, start, length}` among its numbers
+ * replaced by a view of that many elements of the packed array of that dtype
+ * (app/numbers_out.py, packed_frame). A frame without `packed` is returned as it is.
+ */
+function unpack(frame) {
+  const packed = frame && frame.packed;
+  if (!packed) return frame;
+  const view = ({ packed: dtype, start, length }) => {
+    const array = packed[dtype];
+    const Typed = TYPED_ARRAYS[dtype];
+    return new Typed(array.buffer, array.byteOffset + start * Typed.BYTES_PER_ELEMENT, length);
+  };
+  const restore = (value) => {
+    if (value === null || typeof value !== "object" || ArrayBuffer.isView(value)) return value;
+    if (Array.isArray(value)) return value.map(restore);
+    if ("packed" in value && "start" in value && "length" in value) return view(value);
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, restore(item)]));
+  };
+  return { ...frame, numbers: restore(frame.numbers) };
+}

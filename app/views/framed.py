@@ -1,0 +1,49 @@
+"""What the served page's drawn components share on the server: numbered frames of numbers,
+sent packed, and the one check a page's number passes before it reaches the state."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from app.compat import write_to_rendered_models
+from app.model import SimulationModel
+from app.numbers_out import numbers_frame, packed_frame
+
+
+def finite_number(value: object) -> int | float | None:
+    """``value`` if it is an int of any size or a finite float (not a bool), else None: what
+    a page's message may carry as a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    # math.isfinite would raise on an int past float's range.
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class FramedComponent:
+    """Mixin (before ``JSComponent`` among the bases) for a drawn component with a
+    ``frame`` parameter: each frame of :func:`app.numbers_out.numbers_frame` takes the next
+    number, and travels packed (:func:`app.numbers_out.packed_frame`), a new page's first
+    one too."""
+
+    sequence = 0
+    """The last frame's number: each frame takes the next."""
+
+    def next_frame(self, model: SimulationModel, parts: Iterable[str]) -> dict:
+        """The frame of ``parts`` of ``model``, numbered after the last."""
+        self.sequence += 1
+        return numbers_frame(model, parts, self.sequence)
+
+    def send_frame(self, model: SimulationModel, parts: Iterable[str]) -> None:
+        """Send the page the frame of ``parts`` (what the model recomputed and it draws)."""
+        frame = self.next_frame(model, parts)
+        write_to_rendered_models(self, "frame", frame, sent=packed_frame(frame))
+
+    def _process_param_change(self, params: dict[str, Any]) -> dict[str, Any]:
+        params = super()._process_param_change(params)  # type: ignore[misc]
+        if params.get("frame"):
+            params["frame"] = packed_frame(params["frame"])
+        return params
