@@ -146,6 +146,20 @@ OFFLINE_ROW_INPUT = "SdpaExport.onRowInput(cb_obj);"
 """What the file's row box calls with itself when its value changes (controller.js)."""
 
 
+ROW_INPUT_CSS = """
+:host {
+  --color: var(--sdpa-text, #18191d);
+  --background-color: var(--sdpa-paper, #fff);
+  --border-color: var(--sdpa-border, #bbbbbd);
+  --placeholder-color: var(--sdpa-muted-text, #9a9b9d);
+  color: var(--sdpa-text, #18191d);
+}
+"""
+"""The query box's colours: BokehJS's own, or the dark theme's custom properties
+(app/views/system_theme.py) wherever a page sets them (the file's system scheme, the served
+page's toggle)."""
+
+
 def _row_input(state_row: int, n: int, on_change: str) -> NumericInput:
     """The box that picks the query, labelled as the served one; ``on_change`` is the
     JavaScript that hears its value (``cb_obj``)."""
@@ -157,6 +171,7 @@ def _row_input(state_row: int, n: int, on_change: str) -> NumericInput:
         value=state_row,
         width=140,
         name="row_input",
+        stylesheets=[ROW_INPUT_CSS],
     )
     box.js_on_change("value", CustomJS(code=on_change))
     return box
