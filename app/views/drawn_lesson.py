@@ -177,17 +177,22 @@ def markup(sections: tuple[Section, ...]) -> str:
 
 
 @functools.cache
-def _config() -> dict:
-    return {
-        "collapse": collapse_spec(),
-        "row": row_spec(),
-        "output": {"dim": OUTPUT_DIM},
-        "quiz": quiz_spec(),
-        "query": query_spec(),
-        "parts": {"row": ROW, "output": OUTPUT},
-        "row_input_hook": ROW_INPUT_HOOK,
-        "dark_theme": DARK_FIGURE_THEME,
-    }
+def lesson_config(sections: tuple[Section, ...]) -> dict:
+    """What lesson_drawing.js reads for ``sections``, and only that: each page receives it
+    in every session's document (the collapse table alone is ~40 kB)."""
+    config: dict[str, object] = {"dark_theme": DARK_FIGURE_THEME}
+    if "collapse" in sections:
+        config["collapse"] = collapse_spec()
+    if "why" in sections:
+        config.update(
+            row=row_spec(),
+            output={"dim": OUTPUT_DIM},
+            parts={"row": ROW, "output": OUTPUT},
+            row_input_hook=ROW_INPUT_HOOK,
+        )
+    if "quiz" in sections:
+        config.update(quiz=quiz_spec(), query=query_spec())
+    return config
 
 
 class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
@@ -231,7 +236,7 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         super().__init__(
             html=markup(sections),
             figures=figure_items(sections),
-            config=_config(),
+            config=lesson_config(sections),
             view=view_of(model.state),
             frame=self.next_frame(model, self._parts) if self._parts else {},
             **params,

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tornado.httputil import parse_qs_bytes
 
+from app.address import OMITTED
 from app.query import (
     FALSE_WORDS,
     INDEX_LIMITS,
@@ -235,7 +236,8 @@ starts the hash."""
 )
 def test_any_unknown_parameter_comes_back_byte_for_byte(pieces: list[str]) -> None:
     """Arbitrary names and values (encoded as a browser would, or as typed) survive the
-    app's URL writes unchanged and in order, unless they are the app's or Bokeh's."""
+    app's URL writes unchanged and in order, unless they are the app's (its controls, and
+    the guard's note of what it left out) or Bokeh's."""
     current = "?" + "&".join(pieces)
     state = SimulationState()
     written = compose_search(current, state.query())
@@ -244,7 +246,7 @@ def test_any_unknown_parameter_comes_back_byte_for_byte(pieces: list[str]) -> No
         piece
         for piece in pieces
         if piece
-        and decoded_name(piece) not in PARAMETER_NAMES
+        and decoded_name(piece) not in {*PARAMETER_NAMES, OMITTED}
         and not decoded_name(piece).lower().startswith(RESERVED_PREFIX)
     ]
     assert (rest.split("&") if rest else []) == expected
