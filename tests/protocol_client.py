@@ -50,6 +50,11 @@ FIGURES_ATTRIBUTE = "figures"
 """The other property that marks the figures' data model (the figures' Bokeh JSON items):
 the model has both, whatever the type name Panel generates for it (``DrawnFigures1``…)."""
 
+LESSON_MARKUP_ATTRIBUTE = "html"
+"""The property of the drawn lesson's data models (app/views/drawn_lesson.py,
+``DrawnLesson.html``, never empty): the lesson's component that draws the row comparison
+has a ``frame`` and ``figures`` too, and is told apart by it."""
+
 HEATMAP_PART = "weights"
 """The model part whose numbers carry the heatmap's image (``weightsImage``): every move
 that changes the image recomputes it (d_k, n and seed change the scores and so the weights,
@@ -306,12 +311,15 @@ class ModelIndex:
     def figures_data(self) -> set[str]:
         """Ids of the data models the first-screen figures' frames are set on (one per
         ``DrawnFigures`` of the page): the models with both :data:`FRAME_ATTRIBUTE` and
-        :data:`FIGURES_ATTRIBUTE` among their properties."""
+        :data:`FIGURES_ATTRIBUTE` among their properties, and not the lesson's
+        :data:`LESSON_MARKUP_ATTRIBUTE`."""
         return {
             record.id
             for record in self.find(
                 lambda record: (
-                    FRAME_ATTRIBUTE in record.attributes and FIGURES_ATTRIBUTE in record.attributes
+                    FRAME_ATTRIBUTE in record.attributes
+                    and FIGURES_ATTRIBUTE in record.attributes
+                    and LESSON_MARKUP_ATTRIBUTE not in record.attributes
                 )
             )
         }
