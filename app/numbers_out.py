@@ -22,6 +22,7 @@ source keeps exactly these fields of what kernel.js computes.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
@@ -205,46 +206,94 @@ PACK_LIMIT = 65_536
 """Arrays of at most this many elements are packed; a larger one travels alone (one buffer
 of its own costs nothing next to its size, and packing it would copy it)."""
 
+NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+"""How a packed frame's text writes a float JSON has no number for: ``{"float": name}``
+(JavaScript's ``Number(name)`` reads each name back)."""
+
+
+def _float_text(value: float) -> object:
+    if math.isfinite(value):
+        return value
+    return {"float": "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
+
 
 def packed_frame(frame: Mapping[str, object], limit: int = PACK_LIMIT) -> dict:
-    """``frame`` with its small float arrays moved into one array per dtype (``packed``), each
-    replaced by ``{"packed": dtype, "start": i, "length": k}``: a session sends a frame's
-    arrays as binary buffers, and each buffer is two websocket messages and a write of its
-    own (a move at n = 32 carried 15). :func:`unpacked_frame` and the page's drawing code
-    (app/views/drawn_figures.js, ``unpack``) restore the frame."""
+    """``frame`` as a session sends it: ``{"sequence", "parts", "text", "packed"}``.
+
+    ``text`` is the JSON of the frame's ``state`` and ``numbers``, with each small float array
+    moved into one array per dtype (``packed[dtype]``) and written as ``{"packed": dtype,
+    "start": i, "length": k}``, each larger or other array kept whole (``packed["alone-j"]``,
+    written ``{"alone": "alone-j"}``) and each non-finite float written ``{"float": name}``
+    (:data:`NON_FINITE`). Why: each array Bokeh sends is a binary buffer of its own, two
+    websocket messages and a write (a move at n = 32 carried 15), and every key and value of
+    a dict property is walked by Bokeh when it is set and again when it is serialised (~300
+    per frame, docs/performance.md "CPU per move"); one string is walked once. ``sequence``
+    and ``parts`` stay outside, for who only needs to know what a frame answers.
+    :func:`unpacked_frame` and the page's drawing code (app/views/embedding.js, ``unpack``)
+    restore the frame."""
     pieces: dict[str, list[np.ndarray]] = {dtype: [] for dtype in PACKED_DTYPES}
     sizes = dict.fromkeys(PACKED_DTYPES, 0)
+    alone: dict[str, np.ndarray] = {}
 
     def pack(value: object) -> object:
         if isinstance(value, Mapping):
-            return {key: pack(item) for key, item in value.items()}
-        if isinstance(value, np.ndarray) and value.dtype.name in pieces and value.size <= limit:
+            return {str(key): pack(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [pack(item) for item in value]
+        if isinstance(value, np.ndarray):
             dtype = value.dtype.name
-            reference = {"packed": dtype, "start": sizes[dtype], "length": int(value.size)}
-            pieces[dtype].append(value.reshape(-1))
-            sizes[dtype] += value.size
-            return reference
+            if dtype in pieces and value.size <= limit:
+                reference = {"packed": dtype, "start": sizes[dtype], "length": int(value.size)}
+                pieces[dtype].append(value.reshape(-1))
+                sizes[dtype] += value.size
+                return reference
+            key = f"alone-{len(alone)}"
+            alone[key] = value
+            return {"alone": key}
+        if isinstance(value, bool | str) or value is None:
+            return value
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float):
+            return _float_text(value)
         return value
 
-    numbers = pack(frame["numbers"])
+    text = json.dumps(
+        {"state": pack(frame["state"]), "numbers": pack(frame["numbers"])},
+        allow_nan=False,
+        separators=(",", ":"),
+    )
     packed = {dtype: np.concatenate(arrays) for dtype, arrays in pieces.items() if arrays}
-    return {**frame, "numbers": numbers, "packed": packed}
+    return {
+        "sequence": frame["sequence"],
+        "parts": list(frame["parts"]),
+        "text": text,
+        "packed": {**packed, **alone},
+    }
 
 
 def unpacked_frame(frame: Mapping[str, object]) -> dict:
     """The frame :func:`packed_frame` packed, its arrays views into the packed ones (a frame
-    without ``packed`` comes back as it is)."""
-    packed = frame.get("packed")
-    if not isinstance(packed, Mapping):
+    without ``text`` comes back as it is)."""
+    text = frame.get("text")
+    if not isinstance(text, str):
         return dict(frame)
+    packed = frame.get("packed") or {}
 
-    def unpack(value: object) -> object:
-        if isinstance(value, Mapping):
-            if set(value) == {"packed", "start", "length"}:
-                start = value["start"]
-                return packed[value["packed"]][start : start + value["length"]]
-            return {key: unpack(item) for key, item in value.items()}
+    def restore(value: dict) -> object:
+        if set(value) == {"packed", "start", "length"}:
+            start = value["start"]
+            return packed[value["packed"]][start : start + value["length"]]
+        if set(value) == {"alone"}:
+            return packed[value["alone"]]
+        if set(value) == {"float"} and value["float"] in NON_FINITE:
+            return NON_FINITE[value["float"]]
         return value
 
-    rest = {key: item for key, item in frame.items() if key != "packed"}
-    return {**rest, "numbers": unpack(frame["numbers"])}
+    body = json.loads(text, object_hook=restore)
+    return {
+        "sequence": frame["sequence"],
+        "state": body["state"],
+        "parts": list(frame["parts"]),
+        "numbers": body["numbers"],
+    }

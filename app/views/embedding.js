@@ -47,23 +47,28 @@ function applyTheme(models, theme, dark, originals) {
 const TYPED_ARRAYS = { float32: Float32Array, float64: Float64Array };
 
 /**
- * `frame` as the session built it: each `{packed, start, length}` among its numbers
- * replaced by a view of that many elements of the packed array of that dtype
- * (app/numbers_out.py, packed_frame). A frame without `packed` is returned as it is.
+ * `frame` as the session built it (app/numbers_out.py, packed_frame): `{sequence, parts,
+ * text, packed}` → `{sequence, parts, state, numbers}`, the state and numbers read from
+ * `text`, each `{packed: dtype, start, length}` in it a view of that many elements of
+ * `packed[dtype]`, each `{alone: key}` the array `packed[key]`, each `{float: name}` the
+ * number `name` spells (NaN, Infinity, -Infinity). A frame without `text` is returned as
+ * it is.
  */
 function unpack(frame) {
-  const packed = frame && frame.packed;
-  if (!packed) return frame;
+  if (!frame || typeof frame.text !== "string") return frame;
+  const packed = frame.packed ?? {};
   const view = ({ packed: dtype, start, length }) => {
     const array = packed[dtype];
     const Typed = TYPED_ARRAYS[dtype];
     return new Typed(array.buffer, array.byteOffset + start * Typed.BYTES_PER_ELEMENT, length);
   };
-  const restore = (value) => {
-    if (value === null || typeof value !== "object" || ArrayBuffer.isView(value)) return value;
-    if (Array.isArray(value)) return value.map(restore);
+  const restore = (key, value) => {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
     if ("packed" in value && "start" in value && "length" in value) return view(value);
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, restore(item)]));
+    if ("alone" in value) return packed[value.alone];
+    if ("float" in value) return Number(value.float);
+    return value;
   };
-  return { ...frame, numbers: restore(frame.numbers) };
+  const { state, numbers } = JSON.parse(frame.text, restore);
+  return { sequence: frame.sequence, parts: frame.parts, state, numbers };
 }

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import sdpa_core
 from app.controls_spec import CONTROL_NAMES, HISTOGRAMS, OUTPUT, ROW, SCORES, VIEW, VIEWS, WEIGHTS
-from app.numbers_out import FRAME_FIELDS, HISTOGRAM_FIELDS, REPORT_FIELDS
+from app.numbers_out import FRAME_FIELDS, HISTOGRAM_FIELDS, REPORT_FIELDS, unpacked_frame
 from app.session import Session
 from app.views.drawn_figures import DRAWN_PARTS, TAP_HOOK, DrawnFigures, figure_items
 
@@ -155,7 +155,7 @@ def test_every_rendered_page_receives_each_frame() -> None:
     session.state.set_controls(d_k=32, temperature=0.5)
     sequence = session.figures.sequence
     assert [model.data.frame["sequence"] for model in models] == [sequence, sequence]
-    assert all(model.data.frame["state"]["d_k"] == 32 for model in models)
+    assert all(unpacked_frame(model.data.frame)["state"]["d_k"] == 32 for model in models)
     # A page rendered later starts from the newest frame.
     assert session.figures.get_root(Document()).data.frame["sequence"] == sequence
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -25,7 +28,23 @@ def same(a: object, b: object) -> bool:
             and a.dtype == b.dtype
             and np.array_equal(a.reshape(-1), b.reshape(-1), equal_nan=True)
         )
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
     return a == b
+
+
+def text_of(packed: dict) -> dict:
+    """The state and numbers a packed frame's text holds, as JSON reads them."""
+    return json.loads(packed["text"])
+
+
+def references_in(value: object) -> list[dict]:
+    """Every array reference of a packed frame's text (``packed`` or ``alone``)."""
+    if isinstance(value, dict):
+        if "packed" in value or "alone" in value:
+            return [value]
+        return [ref for item in value.values() for ref in references_in(item)]
+    return []
 
 
 def arrays_in(value: object) -> list[np.ndarray]:
@@ -44,10 +63,12 @@ def test_a_first_screen_frame_packs_into_one_array_per_dtype(n: int, scaled: boo
     packed = packed_frame(frame)
     small = [array for array in arrays_in(frame["numbers"]) if array.size <= PACK_LIMIT]
     assert set(packed["packed"]) == {array.dtype.name for array in small}
-    # What stays outside the packed arrays: the arrays too large to copy.
-    assert all(array.size > PACK_LIMIT for array in arrays_in(packed["numbers"]))
+    # One string and at most one array per dtype: nothing else for Bokeh to walk.
+    assert set(packed) == {"sequence", "parts", "text", "packed"}
+    assert isinstance(packed["text"], str)
+    assert len(references_in(text_of(packed)["numbers"])) == len(arrays_in(frame["numbers"]))
     assert packed["sequence"] == 7 and packed["parts"] == frame["parts"]
-    assert packed["state"] == frame["state"]
+    assert text_of(packed)["state"] == frame["state"]
     assert same(unpacked_frame(packed), frame)
 
 
@@ -56,8 +77,19 @@ def test_at_n_1024_the_images_travel_alone() -> None:
     state.set_controls(n=1024)
     frame = numbers_frame(SimulationModel(state), DRAWN_PARTS, 1)
     packed = packed_frame(frame)
-    image = packed["numbers"]["scores"]["rawImage"]
+    reference = text_of(packed)["numbers"]["scores"]["rawImage"]
+    image = packed["packed"][reference["alone"]]
     assert isinstance(image, np.ndarray) and image.size == 1024 * 1024
+    assert image is frame["numbers"]["scores"]["rawImage"]  # not copied
+    assert same(unpacked_frame(packed), frame)
+
+
+def test_non_finite_numbers_travel_as_json_can_write_them() -> None:
+    numbers = {"w": {"maxLogit": math.inf, "low": -math.inf, "error": math.nan, "count": 3}}
+    frame = {"sequence": 2, "state": {"temperature": 0.5}, "parts": ["w"], "numbers": numbers}
+    packed = packed_frame(frame)
+    assert "NaN" not in packed["text"].replace('"NaN"', "")  # strict JSON: no bare NaN
+    json.loads(packed["text"], parse_constant=lambda name: pytest.fail(f"bare {name}"))
     assert same(unpacked_frame(packed), frame)
 
 
@@ -70,7 +102,7 @@ NUMBERS = st.dictionaries(
     st.sampled_from(["a", "b", "c", "d"]),
     st.one_of(
         hnp.arrays(st.sampled_from([np.float32, np.float64, np.int32]), st.integers(0, 40)),
-        st.floats(allow_nan=False),
+        st.floats(),
         st.none(),
         st.dictionaries(
             st.sampled_from(["x", "y"]),
@@ -84,5 +116,6 @@ NUMBERS = st.dictionaries(
 def test_any_numbers_round_trip(numbers: dict, limit: int) -> None:
     frame = {"sequence": 1, "state": {}, "parts": [], "numbers": numbers}
     packed = packed_frame(frame, limit=limit)
-    assert set(packed["packed"]) <= {"float32", "float64"}
+    shared = {key for key in packed["packed"] if not key.startswith("alone-")}
+    assert shared <= {"float32", "float64"}
     assert same(unpacked_frame(packed), frame)

@@ -14,6 +14,7 @@ from bokeh.settings import SettingProvenance, settings
 
 import app.session
 from app.controls_spec import D_K_GRID, VIEWS
+from app.numbers_out import unpacked_frame
 from app.panel_tuning import (
     DIAGNOSTICS_VARIABLE,
     HOT_SETTINGS,
@@ -101,7 +102,7 @@ def test_every_move_sets_values_bokeh_accepts_as_they_are(
     # The frames went into the rendered page's model, the last for the state as it is.
     # The first screen's component has no markup; the lesson's with frames draws the row.
     rendered = {
-        bool(getattr(model.data, "html", "")): model.data.frame
+        bool(getattr(model.data, "html", "")): unpacked_frame(model.data.frame)
         for model in document.models
         if hasattr(getattr(model, "data", None), "frame") and model.data.frame
     }
