@@ -570,6 +570,52 @@ def inline_stylesheet_write_present() -> bool:
     )
 
 
+# --- An image's numbers as BokehJS's own array, shape attached ---------------------------
+
+BOKEH_IMAGE_JS = """\
+// app/compat.py: a flat row-major array as the rows x columns image an image glyph draws,
+// BokehJS's typed array with its shape (what the server's binary arrays become), uncopied.
+globalThis.SdpaBokehImage = function (values, rows, columns) {
+  const { ndarray } = globalThis.Bokeh.require("core/util/ndarray");
+  return ndarray(values, { shape: [rows, columns] });
+};
+"""
+"""JavaScript that both pages' drawing code runs before it draws: ``SdpaBokehImage(values,
+rows, columns)``, the one place their scripts (app/export/figures.js, lesson_drawing.js)
+turn a frame's flat float32 image into what a Bokeh ``image`` glyph draws.
+
+The public form of an image is a list of row arrays, which BokehJS copies back into one
+typed array: per frame at n = 1024, a million numbers copied twice and 1,024 arrays made,
+for every heatmap a key press redraws (the first screen's ~11 ms offline frame).
+BokehJS's own n-dimensional array wraps the typed array the frame already holds.
+
+Bokeh internal used, checked against Bokeh 3.9 and 3.10: ``core/util/ndarray``'s
+``ndarray(init, {shape})``, reached with ``Bokeh.require``. Upstream issue: none found
+(BokehJS exports no public constructor for its n-dimensional arrays; ``Bokeh.LinAlg`` is
+not loaded on these pages). ``tests/model/test_compat.py`` fails loudly when BokehJS's
+source no longer has it, and the browser and export suites draw no heatmap without it.
+"""
+
+BOKEH_NDARRAY_MODULE = '"core/util/ndarray":'
+"""How bokeh.js's module table names the module :data:`BOKEH_IMAGE_JS` requires."""
+
+BOKEH_NDARRAY_FUNCTION = "function ndarray(init, { dtype, shape } = {}) {"
+"""The constructor :data:`BOKEH_IMAGE_JS` calls, as bokeh.js's unminified source has it."""
+
+
+def bokeh_ndarray_present() -> bool:
+    """Whether this Bokeh is a checked version whose BokehJS has the ``core/util/ndarray``
+    module and its ``ndarray(init, {dtype, shape})`` (what :data:`BOKEH_IMAGE_JS` calls)."""
+    import bokeh
+    from bokeh.util.paths import bokehjs_path
+
+    release = Version(bokeh.__version__).release
+    if f"{release[0]}.{release[1]}" not in CHECKED_BOKEH:
+        return False
+    text = (bokehjs_path() / "js" / "bokeh.js").read_text(encoding="utf-8")
+    return BOKEH_NDARRAY_MODULE in text and BOKEH_NDARRAY_FUNCTION in text
+
+
 # --- The data model definitions of every served document, encoded once -------------------
 
 

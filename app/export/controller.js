@@ -448,8 +448,7 @@
         return false;
       }
       const { n } = this.numberStates[PART.output];
-      const ndarray = root.Bokeh.require("core/util/ndarray").ndarray;
-      this.outputDrawing ??= new D.OutputDrawing(this.models, CONFIG.output.dim, ndarray);
+      this.outputDrawing ??= new D.OutputDrawing(this.models, CONFIG.output.dim);
       this.outputDrawing.draw(frame, n);
     }
 

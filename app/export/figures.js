@@ -37,9 +37,10 @@
     });
   }
 
-  /** A flat row-major array as the n×columns image a Bokeh image glyph draws. */
+  /** A flat row-major array as the n×columns image a Bokeh image glyph draws
+   * (app/compat.py, BOKEH_IMAGE_JS, runs before this code draws). */
   function ndarray(values, n, columns = n) {
-    return root.Bokeh.require("core/util/ndarray").ndarray(values, { shape: [n, columns] });
+    return root.SdpaBokehImage(values, n, columns);
   }
 
   /**

@@ -89,15 +89,15 @@
    * by name (app.export.lesson.output_views); `ndarray` is BokehJS's.
    */
   class OutputDrawing {
-    constructor(models, dim, ndarray) {
+    constructor(models, dim) {
       this.models = models;
       this.dim = dim;
-      this.ndarray = ndarray;
     }
 
     draw(frame, n) {
       const m = this.models;
-      const image = (values) => this.ndarray(values, { shape: [n, this.dim] });
+      // app/compat.py, BOKEH_IMAGE_JS, runs before this code draws.
+      const image = (values) => globalThis.SdpaBokehImage(values, n, this.dim);
       m.output_source.data = {
         values: [image(frame.valuesImage)],
         output: [image(frame.outputImage)],

@@ -21,7 +21,7 @@ from bokeh.embed.util import standalone_docs_json_and_render_items
 from bokeh.models import CustomJS, Model, Widget
 from bokeh.resources import INLINE
 
-from app.compat import UNCHANGED_STYLESHEETS_JS, without_model_definitions
+from app.compat import BOKEH_IMAGE_JS, UNCHANGED_STYLESHEETS_JS, without_model_definitions
 from app.controls_spec import (
     CONTROL_BY_NAME,
     HISTOGRAMS,
@@ -403,6 +403,7 @@ def render_html(data: ExportData) -> str:
     scripts = "\n".join(
         (
             UNCHANGED_STYLESHEETS_JS,
+            BOKEH_IMAGE_JS,
             *((ASSETS / name).read_text(encoding="utf-8") for name in SCRIPTS),
         )
     )

@@ -22,7 +22,7 @@ from bokeh.embed import json_item
 from bokeh.models import CustomJS, Model
 from panel.custom import JSComponent
 
-from app.compat import CheckedPageChanges, without_model_definitions
+from app.compat import BOKEH_IMAGE_JS, CheckedPageChanges, without_model_definitions
 from app.controls_spec import ROW
 from app.export.views import FIGURE_PARTS, HEATMAP_TITLE_STYLES, build_views, figures_config
 from app.model import SimulationModel
@@ -110,10 +110,11 @@ EMBEDDING_JS = Path(__file__).with_name("embedding.js")
 
 
 def component_module(scripts: Iterable[Path], own: Path) -> str:
-    """A drawn component's ES module: the shared drawing ``scripts`` (in load order), the
-    embedding helpers, then the component's ``own`` code."""
+    """A drawn component's ES module: how an image reaches BokehJS (app/compat.py,
+    ``BOKEH_IMAGE_JS``), the shared drawing ``scripts`` (in load order), the embedding
+    helpers, then the component's ``own`` code."""
     parts = [*scripts, EMBEDDING_JS, own]
-    return "\n".join(path.read_text(encoding="utf-8") for path in parts)
+    return "\n".join([BOKEH_IMAGE_JS, *(path.read_text(encoding="utf-8") for path in parts)])
 
 
 def _module() -> str:

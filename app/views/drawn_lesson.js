@@ -53,8 +53,7 @@ export function render({ model, el }) {
     }
     if (models.row_figure) {
       const rows = new LessonDrawing.RowDrawing(models, config.row);
-      const ndarray = globalThis.Bokeh.require("core/util/ndarray").ndarray;
-      const outputs = new LessonDrawing.OutputDrawing(models, config.output.dim, ndarray);
+      const outputs = new LessonDrawing.OutputDrawing(models, config.output.dim);
       const { row: rowPart, output: outputPart } = config.parts;
       const drawFrame = () => {
         const frame = unpack(model.frame);

@@ -215,7 +215,9 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
     )
     config = param.Dict(default={}, doc="What lesson_drawing.js reads: each section's data.")
     view = param.Dict(
-        default={}, doc="The state the collapse curves show: d_k, scaled and temperature."
+        default={},
+        doc="The state the collapse curves show: d_k, scaled and temperature (empty when the "
+        "sections do not hold the collapse curves).",
     )
     frame = param.Dict(
         default={},
@@ -233,11 +235,12 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         self.on_pick_row: Callable[[int], None] | None = None
         """Called with the query the row box asks for, within the state's bounds."""
         self._parts = NUMBER_PARTS if "why" in sections else frozenset()
+        self._shows_view = "collapse" in sections
         super().__init__(
             html=markup(sections),
             figures=figure_items(sections),
             config=lesson_config(sections),
-            view=view_of(model.state),
+            view=view_of(model.state) if self._shows_view else {},
             frame=self.next_frame(model, self._parts) if self._parts else {},
             **params,
         )
@@ -245,9 +248,10 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Send what moved: the state the collapse curves show, the numbers of the row
         comparison and the output among ``parts`` (what the model recomputed)."""
-        view = view_of(model.state)
-        if view != self.view:
-            write_to_rendered_models(self, "view", view)
+        if self._shows_view:
+            view = view_of(model.state)
+            if view != self.view:
+                write_to_rendered_models(self, "view", view)
         drawn = parts & self._parts
         if drawn:
             self.send_frame(model, drawn)

@@ -190,6 +190,8 @@ def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> Non
     assert simulation.lesson.faq_and_collapse.view["temperature"] == 0.25
     assert why.sequence == frames_before + 1
     assert why.frame["state"]["temperature"] == 0.25 and ROW in why.frame["parts"]
+    # Only the component with the collapse curves draws their view, and receives it.
+    assert why.view == {} and simulation.lesson.worked_and_quiz.view == {}
     simulation.state.d_k = 128
     assert len(pending) == 1
 

@@ -256,3 +256,25 @@ def test_a_data_model_class_made_later_is_defined_in_the_next_document() -> None
 
     after = {definition["name"] for definition in Document().to_json().content["defs"]}
     assert after - before == {LaterModel.__qualified_model__}
+
+
+def test_bokehjs_still_has_its_ndarray_constructor() -> None:
+    assert compat.bokeh_ndarray_present(), (
+        "BokehJS no longer has core/util/ndarray's ndarray(init, {dtype, shape}) (or this "
+        "Bokeh is not in compat.CHECKED_BOKEH): re-read bokeh.js and check "
+        "compat.BOKEH_IMAGE_JS, through which both pages draw every image"
+    )
+
+
+def test_both_pages_draw_images_only_through_the_compat_helper() -> None:
+    from pathlib import Path
+
+    import app
+    from app.views.drawn_figures import DrawnFigures
+    from app.views.drawn_lesson import DrawnLesson
+
+    root = Path(app.__file__).parent
+    scripts = [*root.glob("export/*.js"), *root.glob("views/*.js")]
+    assert [path.name for path in scripts if "core/util/ndarray" in path.read_text()] == []
+    for module in (DrawnFigures._esm, DrawnLesson._esm):
+        assert module.startswith(compat.BOKEH_IMAGE_JS)
