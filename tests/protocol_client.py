@@ -557,7 +557,7 @@ class ProtocolSession:
 
     async def wait_lesson(self) -> float:
         """Wait until the lesson's models have arrived; return when (``time.monotonic()``)."""
-        await self.wait_for(lambda: self.times.lesson is not None, "the lesson")
+        await self.wait_for(lambda: self.times.lesson is not None, "lesson")
         assert self.times.lesson is not None
         return self.times.lesson
 
@@ -921,7 +921,7 @@ async def open_more_controls(session: ProtocolSession, label: str = "seed") -> N
     )
     await session.wait_for(
         lambda: any(r.attributes.get("label") == label for r in session.index.models.values()),
-        "the more controls",
+        "more controls",
     )
 
 
