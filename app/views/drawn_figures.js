@@ -3,7 +3,7 @@
  * The served page's first-screen figures (app/views/drawn_figures.py): embed the figures'
  * Bokeh items once, then draw every frame the session sets with figures.js, as the
  * offline page does with its own source's frames. embedding.js comes before this code
- * (figureModels, documentModels, applyTheme, unpack).
+ * (figureModels, followTheme, unpack).
  */
 const F = globalThis.SdpaFigures;
 
@@ -88,11 +88,7 @@ export function render({ model, el }) {
   Promise.all([embed(items.heatmap, heatmapBox), embed(items.histograms, histogramsBox)]).then(
     (managers) => {
       const models = figureModels(managers, ids);
-      const themed = documentModels(managers);
-      const originals = new Map();
-      const theme = () => applyTheme(themed, config.dark_theme, model.dark, originals);
-      if (model.dark) theme();
-      model.on("dark", theme);
+      followTheme(managers, config.dark_theme, model);
       figures = new F.FirstScreenFigures(models, config, readouts);
       globalThis[config.tap_hook] ??= (figure, y) => PICKS.get(figure)?.(y);
       PICKS.set(models.heatmap, (y) => model.send_msg({ row: y }));

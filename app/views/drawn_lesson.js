@@ -3,7 +3,7 @@
  * their markup in, embed their figures' Bokeh items once, and draw and grade them with
  * lesson_drawing.js, as the offline page does; the row comparison and the output draw the
  * numbers the session sends. embedding.js comes before this code (figureModels,
- * documentModels, applyTheme, unpack).
+ * followTheme, unpack).
  */
 const LessonDrawing = globalThis.SdpaLessonDrawing;
 const Kernel = globalThis.SdpaKernel;
@@ -34,11 +34,7 @@ export function render({ model, el }) {
   const embed = (item, i) => globalThis.Bokeh.embed.embed_item(item, cells[i]);
   Promise.all(items.map(embed)).then((managers) => {
     const models = figureModels(managers, ids);
-    const originals = new Map();
-    const themed = documentModels(managers);
-    const theme = () => applyTheme(themed, config.dark_theme, model.dark, originals);
-    if (model.dark) theme();
-    model.on("dark", theme);
+    followTheme(managers, config.dark_theme, model);
     record.models = models;
     if (models.collapse_scaled) {
       const table = Kernel.float64FromBase64(config.collapse.table);

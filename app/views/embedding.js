@@ -44,6 +44,18 @@ function applyTheme(models, theme, dark, originals) {
   }
 }
 
+/**
+ * Theme the documents whose root views `managers` hold with `theme` (by model type)
+ * while the component's `model.dark` is set, now and whenever it changes.
+ */
+function followTheme(managers, theme, model) {
+  const themed = documentModels(managers);
+  const originals = new Map();
+  const show = () => applyTheme(themed, theme, model.dark, originals);
+  if (model.dark) show();
+  model.on("dark", show);
+}
+
 const TYPED_ARRAYS = { float32: Float32Array, float64: Float64Array };
 
 /**
