@@ -86,7 +86,7 @@
   /**
    * app.views.output.OutputView._show: V and weights·V (`frame`: lesson.js's outputFrame,
    * or a session's `output` numbers) for an n-row matrix of `dim` columns, into `models`
-   * by name (app.export.lesson.output_views); `ndarray` is BokehJS's.
+   * by name (app.export.lesson.output_views).
    */
   class OutputDrawing {
     constructor(models, dim) {

@@ -74,11 +74,15 @@ function unpack(frame) {
     const Typed = TYPED_ARRAYS[dtype];
     return new Typed(array.buffer, array.byteOffset + start * Typed.BYTES_PER_ELEMENT, length);
   };
+  // The same exact key sets as unpacked_frame's in Python: any other object is data.
   const restore = (key, value) => {
     if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
-    if ("packed" in value && "start" in value && "length" in value) return view(value);
-    if ("alone" in value) return packed[value.alone];
-    if ("float" in value) return Number(value.float);
+    const keys = Object.keys(value).length;
+    if (keys === 3 && "packed" in value && "start" in value && "length" in value) {
+      return view(value);
+    }
+    if (keys === 1 && "alone" in value) return packed[value.alone];
+    if (keys === 1 && "float" in value) return Number(value.float);
     return value;
   };
   const { state, numbers } = JSON.parse(frame.text, restore);
