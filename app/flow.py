@@ -47,16 +47,6 @@ def side_by_side(
     )
 
 
-def sidebar_layout(
-    sidebar: pn.viewable.Viewable, main: pn.viewable.Viewable, *, main_min_width: int
-) -> pn.FlexBox:
-    """``sidebar`` (280 px) beside ``main`` while ``main`` keeps ``main_min_width`` px; else
-    stacked, the sidebar above."""
-    sidebar.styles = {**sidebar.styles, "flex": "1 1 280px"}
-    main.styles = {**main.styles, "flex": "999 1 0", "min-width": f"min(100%, {main_min_width}px)"}
-    return pn.FlexBox(sidebar, main, flex_wrap="wrap", sizing_mode="stretch_width")
-
-
 def grid(items: Sequence[pn.viewable.Viewable], *, min_width: int, gap: int = 8) -> pn.Column:
     """``items`` in as many equal columns of at least ``min_width`` px as fit, row by row."""
     return pn.Column(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -13,17 +12,15 @@ import param
 from app.compat import detach_from_global_busy
 from app.controls import build_controls, widget_names
 from app.controls_spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS, TITLE
-from app.flow import grid, sidebar_layout
+from app.flow import grid
 from app.presets import PRESETS, Preset
 from app.share import build_share_controls
 from app.ticks import once_page_loaded
 from app.views.alert_box import AlertBox
 from app.views.aria import PAGE_HEADINGS_THEME
-from app.views.disclosure import DISCLOSURE_CSS, Disclosure
 from app.views.drawn_controls import DrawnControls, drawable
-from app.views.landmark import Landmark
-from app.views.lesson_gate import GATE_CSS, LessonGate
-from app.views.system_theme import THEME_CSS, SystemTheme
+from app.views.first_screen import FirstScreen
+from app.views.system_theme import THEME_CSS
 
 if TYPE_CHECKING:  # the session builds its layout: no import cycle at run time
     from app.session import Session
@@ -38,17 +35,6 @@ HEADER_CSS = """
 which the page's content is offset by. The header's busy bar never moves (the page is
 unbound from Panel's busy state: app.compat.detach_from_global_busy), so it is not shown,
 nor left as an unnamed progress bar for assistive technology."""
-
-CARD_CSS = """
-:host {
-  background: var(--mui-palette-background-paper, #fff);
-  border-radius: 4px;
-  box-shadow: 0 2px 1px -1px rgba(0, 0, 0, 0.2), 0 1px 1px 0 rgba(0, 0, 0, 0.14),
-    0 1px 3px 0 rgba(0, 0, 0, 0.12);
-  padding: 4px 0;
-}
-"""
-"""The controls' card: Material UI's paper at elevation 1, without its React component."""
 
 WIDE_PAGE_PX = 800
 """From this window width the full page opens "More controls" as it renders; narrower
@@ -75,34 +61,15 @@ still share a 700 px screen)."""
 HISTOGRAM_HEIGHT = 175
 """Height of each histogram figure in px (they stretch to their column's width)."""
 
-LESSON_HEADING = "The lesson"
-"""The heading over the lesson's sections (visually hidden: the sections' own headings,
-one level down, say what each is)."""
-
-HIDDEN_HEADING_CSS = """
-h1, h2 {
-  position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0;
-  overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0;
-}
-"""
-"""Visually hidden, still read: the embedded page's title (its header is left out) and the
-lesson's heading (:data:`LESSON_HEADING`)."""
-
-
-def hidden_heading(level: int, text: str) -> pn.pane.HTML:
-    """A heading assistive technology reads and the page does not show."""
-    return pn.pane.HTML(
-        f"<h{level}>{html.escape(text)}</h{level}>", margin=0, stylesheets=[HIDDEN_HEADING_CSS]
-    )
-
 
 class PageLayout:
     """The page of one session and the parts of it that change: the preset scene's alert,
-    the "More controls" section, the lesson's gate and the column the lesson is added to.
+    the "More controls" section, the lesson's gate and the box the lesson is added to.
 
     The first screen is the experiment: the controls a student moves most (or exactly those
     ``?controls=`` names) beside or above the heatmap and the raw histogram; the other
-    controls wait under "More controls", built when it first opens.
+    controls wait under "More controls", built when it first opens. One component draws
+    the frame around them (app/views/first_screen.py).
     """
 
     def __init__(self, session: Session) -> None:
@@ -139,85 +106,46 @@ class PageLayout:
             else None
         )
         """The alert that explains the link values fixed or ignored, when there are any."""
-        self.lesson_gate = LessonGate(
-            sizing_mode="stretch_width", margin=(10, 10), stylesheets=[GATE_CSS]
-        )
-        self.content = pn.Column(
-            session.figures,
-            # Above the gate: the lesson's sections replace the gate, under this heading.
-            hidden_heading(2, LESSON_HEADING),
-            self.lesson_gate,
-            sizing_mode="stretch_width",
-        )
-        self.show_scene(PRESETS.get(session.state.preset))
-        panel_items: list[pn.viewable.Viewable] = []
-        if drawn:
-            panel_items.append(self.drawn_controls)
-        if self.widgets:
-            panel_items.append(grid(list(self.widgets.values()), min_width=170, gap=4))
-        self.more_button: Disclosure | None = None
         self.more: pn.Column | None = None
         """The controls under "More controls", once it has been opened."""
-        if shown is None:
-            self.more_button = Disclosure(
-                open_if_wider_than=0 if session.embed else WIDE_PAGE_PX,
-                sizing_mode="stretch_width",
-                margin=0,
-                stylesheets=[DISCLOSURE_CSS],
-            )
-            self.more_button.param.watch(self._show_more, "opened")
-            panel_items.append(self.more_button)
-        self._panel = controls = pn.Column(
-            *panel_items,
-            sizing_mode="stretch_width",
-            margin=(6, 5),
-            css_classes=["controls"],
-            stylesheets=[CARD_CSS],
-        )
-        main_min_width = 760 if session.embed else 640
-        body = sidebar_layout(controls, self.content, main_min_width=main_min_width)
         self.lesson: pn.Column | None = None
         """The lesson, once asked for: below the controls and the plots, the page's whole
-        width (beside the controls' column it left that column empty for thousands of px)."""
-        # The page's main area is as high as the window and Bokeh caps a layout at its
-        # parent's height: capped, the body would end there and the lesson overlap it.
-        self._body = body = pn.Column(
-            body,
+        width."""
+        self.first_screen = FirstScreen(
+            title=TITLE,
+            open_more_from=0 if session.embed else WIDE_PAGE_PX,
+            embed=session.embed,
+            has_more=shown is None,
+            controls=self.drawn_controls if drawn else None,
+            widgets=(
+                grid(list(self.widgets.values()), min_width=170, gap=4) if self.widgets else None
+            ),
+            figures=session.figures,
+            notice=self.notice,
             sizing_mode="stretch_width",
             margin=0,
-            styles={"max-height": "none", "flex-shrink": "0"},
         )
-        above = [self.notice] if self.notice is not None else []
-        self.system_theme = SystemTheme(margin=0)
-        """Reports the system's colour scheme and shows the page's on the document."""
+        """The frame of the first screen: the theme, the card, the buttons, the gate."""
+        self.show_scene(PRESETS.get(session.state.preset))
+        self.first_screen.param.watch(self._show_more, "more_opened")
         if pn.state.curdoc is not None and THEME_CSS not in pn.config.raw_css:
             # This session's page only (Panel keeps raw_css per session).
             pn.config.raw_css.append(THEME_CSS)
         self.page: pn.viewable.Viewable
         if session.embed:
-            # No Page and so no main element of its own: the landmark holds everything.
-            self.page = Landmark(
-                object=pn.Column(
-                    self.system_theme,
-                    hidden_heading(1, TITLE),
-                    *above,
-                    body,
-                    sizing_mode="stretch_width",
-                ),
-                sizing_mode="stretch_width",
-            )
-            self.system_theme.param.watch(self._theme_changed, "dark")
+            self.page = self.first_screen
+            self.first_screen.param.watch(self._theme_changed, "dark")
         else:
             self.page = pmui.Page(
                 title=TITLE,
-                main=[self.system_theme, *above, body],
+                main=[self.first_screen],
                 stylesheets=[HEADER_CSS],
                 theme_config=PAGE_HEADINGS_THEME,
             )
             detach_from_global_busy(self.page)
             # The system's scheme sets the page's theme, the toggle sets it too, and the
             # embedded figures and the alerts follow the page's.
-            self.system_theme.param.watch(self._take_system_theme, "dark")
+            self.first_screen.param.watch(self._take_system_theme, "dark")
             self.page.param.watch(self._theme_changed, "dark_theme")
         self._follow_theme()
 
@@ -228,7 +156,7 @@ class PageLayout:
         page = getattr(self, "page", None)
         if isinstance(page, pmui.Page):
             return bool(page.dark_theme)
-        return page is not None and self.system_theme.dark
+        return page is not None and self.first_screen.dark
 
     def _take_system_theme(self, event: param.parameterized.Event) -> None:
         if isinstance(self.page, pmui.Page):
@@ -241,7 +169,7 @@ class PageLayout:
 
     def _follow_theme(self) -> None:
         dark = self.dark
-        self.system_theme.dark = dark
+        self.first_screen.dark = dark
         lesson = self._session.lesson
         drawn_lesson = lesson.drawn if lesson is not None else ()
         for themed in (self._session.figures, *drawn_lesson, self.scene, self.notice):
@@ -267,32 +195,33 @@ class PageLayout:
                 sizing_mode="stretch_width",
                 css_classes=["preset-scene"],
             )
-            self.content.insert(0, self.scene)
+            self.first_screen.scene = self.scene
             return
         self.scene.param.update(title=preset.label, object=preset.description, visible=True)
 
     def show_lesson(self, sections: Sequence[pn.viewable.Viewable]) -> None:
         """Put the lesson's sections in place of the gate that asked for them."""
-        self.lesson_gate.visible = False
+        self.first_screen.gate_shown = False
         if self.lesson is None:
-            self.lesson = pn.Column(sizing_mode="stretch_width", margin=(0, 5))
-            self._body.append(self.lesson)
+            self.lesson = pn.Column(*sections, sizing_mode="stretch_width", margin=(0, 5))
+            self.first_screen.lesson = self.lesson
+            return
         self.lesson.extend(sections)
 
     def open_more(self) -> None:
         """Open "More controls", as a press on its button does (building them once)."""
-        if self.more_button is not None:
-            self.more_button.opened = True
+        if self.first_screen.has_more:
+            self.first_screen.more_opened = True
 
     def _show_more(self, event: object) -> None:
         once_page_loaded(self._show_more_now)
 
     def _show_more_now(self) -> None:
-        opened = bool(self.more_button and self.more_button.opened)
+        opened = self.first_screen.has_more and self.first_screen.more_opened
         if opened and self.more is None:
             # A column around the grid: the grid's own display rule would override hiding.
             self.more = pn.Column(self._more_controls(), sizing_mode="stretch_width", margin=0)
-            self._panel.append(self.more)
+            self.first_screen.more = self.more
         elif self.more is not None:
             self.more.visible = opened
 

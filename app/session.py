@@ -76,7 +76,7 @@ class Session:
         self.page = self.layout.page
         self.state.param.watch(self._on_controls, list(CONTROL_NAMES))
         self.state.param.watch(self._on_preset, "preset")
-        self.layout.lesson_gate.param.watch(self._on_gate, "opened")
+        self.layout.first_screen.param.watch(self._on_gate, "lesson_opened")
         if is_served:
             if doc is not None:
                 skip_unchanged_stylesheets(doc)
@@ -93,7 +93,7 @@ class Session:
         return self.layout.widgets
 
     def _on_gate(self, event: object) -> None:
-        if self.layout.lesson_gate.opened:
+        if self.layout.first_screen.lesson_opened:
             once_page_loaded(self.add_lesson)
 
     def add_lesson(self) -> None:

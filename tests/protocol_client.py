@@ -71,14 +71,12 @@ CONTROLS_ATTRIBUTES = ("controls", "values")
 drawn_controls.py, ``DrawnControls``): the page draws a slider per entry of ``controls``
 and sends each move as a message, ``{"name", "index"}``."""
 
-MORE_CONTROLS_TYPE = "Disclosure"
-"""Start of the type name of the "More controls" button's data model (app/views/
-disclosure.py): the page sets its ``opened``, and the server then builds those controls."""
-
-LESSON_GATE_TYPE = "LessonGate"
-"""Start of the type name of the lesson gate's data model (``LessonGate1``; app/views/
-lesson_gate.py), when the page has one: the lesson is then built when the student reaches
-the gate (the page sets its ``opened``), not on ``document_ready``."""
+FIRST_SCREEN_TYPE = "FirstScreen"
+"""Start of the type name of the first screen's data model (``FirstScreen1``; app/views/
+first_screen.py), when the page has one. It holds the "More controls" button (the page
+sets its ``more_opened``, and the server then builds those controls; ``has_more`` false:
+no button) and the lesson's gate (the page sets its ``lesson_opened``: the lesson is then
+built when the student reaches the gate, not on ``document_ready``)."""
 
 DOCUMENT_READY = {
     "kind": "MessageSent",
@@ -353,13 +351,16 @@ class ModelIndex:
         return all(name in self._by_name for name in LESSON_MODELS)
 
     def lesson_gate(self) -> ModelRecord | None:
-        """The data model of the lesson's gate (whose ``opened`` the page sets), if the page
-        has one. Found by type: ``opened`` is left out of the JSON while it is false."""
-        return next(self.find(lambda record: record.type.startswith(LESSON_GATE_TYPE)), None)
+        """The data model holding the lesson's gate (whose ``lesson_opened`` the page sets),
+        if the page has one. Found by type: ``lesson_opened`` is left out of the JSON while
+        it is false."""
+        return next(self.find(lambda record: record.type.startswith(FIRST_SCREEN_TYPE)), None)
 
     def more_controls(self) -> ModelRecord | None:
-        """The data model of the "More controls" button, if the page has one."""
-        return next(self.find(lambda record: record.type.startswith(MORE_CONTROLS_TYPE)), None)
+        """The data model holding the "More controls" button (whose ``more_opened`` the page
+        sets), if the page has one."""
+        screen = self.lesson_gate()
+        return screen if screen is not None and screen.attributes.get("has_more", True) else None
 
     def figures(self, ids: Iterable[str]) -> list[ModelRecord]:
         """The Bokeh figures among the models ``ids``, in that order."""
@@ -894,18 +895,26 @@ async def open_lesson(session: ProtocolSession) -> float:
     """Open the lesson below the plots as a student does, and wait until it has arrived.
 
     The one place that knows how the page hands out its lesson. If the page has a lesson
-    gate (a data model whose type starts with :data:`LESSON_GATE_TYPE`, with an ``opened``
-    flag), the student reaches it (scrolls near it or presses it): the page sets ``opened``.
+    gate (a data model whose type starts with :data:`FIRST_SCREEN_TYPE`, with a
+    ``lesson_opened`` flag), the student reaches it (scrolls near it or presses it): the page
+    sets ``lesson_opened``.
     Otherwise the server builds the lesson once the page is ready (``document_ready``,
     which :meth:`ProtocolSession.send_document_ready` sends) and there is nothing to do but
     wait. Returns when it arrived (``time.monotonic()``).
     """
     if session.times.lesson is None:
         gate = session.index.lesson_gate()
-        if gate is not None and not gate.attributes.get("opened"):
+        if gate is not None and not gate.attributes.get("lesson_opened"):
             session.times.lesson_requested = time.monotonic()
             await session.send_events(
-                [{"kind": "ModelChanged", "model": {"id": gate.id}, "attr": "opened", "new": True}]
+                [
+                    {
+                        "kind": "ModelChanged",
+                        "model": {"id": gate.id},
+                        "attr": "lesson_opened",
+                        "new": True,
+                    }
+                ]
             )
     return await session.wait_lesson()
 
@@ -914,10 +923,10 @@ async def open_more_controls(session: ProtocolSession, label: str = "seed") -> N
     """Press "More controls" as a student does, and wait until the widget ``label`` (one of
     those controls) has arrived. Nothing to do on a page without the button."""
     button = session.index.more_controls()
-    if button is None or button.attributes.get("opened"):
+    if button is None or button.attributes.get("more_opened"):
         return
     await session.send_events(
-        [{"kind": "ModelChanged", "model": {"id": button.id}, "attr": "opened", "new": True}]
+        [{"kind": "ModelChanged", "model": {"id": button.id}, "attr": "more_opened", "new": True}]
     )
     await session.wait_for(
         lambda: any(r.attributes.get("label") == label for r in session.index.models.values()),

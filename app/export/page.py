@@ -79,14 +79,15 @@ from app.export.widgets import (
     preset_root,
     root_name,
 )
-from app.layout import LESSON_HEADING, WIDE_PAGE_PX
+from app.layout import WIDE_PAGE_PX
 from app.model import SimulationModel
 from app.numbers_out import frame_fields_spec
 from app.presets import PRESETS, Preset, Reach, presets_within
 from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, index_limits, limit_indexes, query_spec
 from app.state import SimulationState
-from app.views.disclosure import DISCLOSURE_CSS, Disclosure
+from app.views.disclosure import boxed_disclosure_css
 from app.views.drawn_figures import DARK_FIGURE_THEME
+from app.views.first_screen import LESSON_HEADING, MORE_LABEL
 from app.views.readouts import READOUT_CSS
 from app.views.system_theme import THEME_CSS
 from app.views.training_grid import CSS as TRAINING_CSS
@@ -147,15 +148,6 @@ def initial_state(data: ExportData) -> SimulationState:
     )
 
 
-def disclosure_css() -> str:
-    """The served disclosure buttons' stylesheet (a component's shadow root: "More controls",
-    a lesson section's title), for the page's plain buttons in their ``.sdpa-disclosure``
-    boxes."""
-    return DISCLOSURE_CSS.replace(":host", ".sdpa-disclosure").replace(
-        "button", ".sdpa-disclosure > button"
-    )
-
-
 def page_presets(data: ExportData) -> dict[str, Preset]:
     """The preset scenes as this page shows them: each value on the page's own slider steps
     and at its fixed seed, a row within the scene's n (silently: a built-in scene asks for
@@ -204,9 +196,6 @@ opened section would push the heatmap below the first screen of a file opened fr
 
 EMBED_PARAMETER = "embed"
 """The query parameter that asks for the embedded layout (app.query.parse_embed's)."""
-
-MORE_LABEL = Disclosure.param.label.default
-"""The words of the button that opens the other controls: the served page's."""
 
 
 def shown_controls_spec() -> dict:
@@ -424,7 +413,7 @@ def render_html(data: ExportData) -> str:
         template_variables={
             "sdpa_style": THEME_CSS
             + (ASSETS / "page.css").read_text(encoding="utf-8")
-            + disclosure_css()
+            + boxed_disclosure_css()
             + READOUT_CSS
             + TRAINING_CSS
             + lesson_css()

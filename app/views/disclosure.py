@@ -27,6 +27,15 @@ button:focus-visible { outline: 3px solid var(--sdpa-accent-text, #1565c0); outl
 """The button's look; the dark theme's colours come from app/views/system_theme.py."""
 
 
+def boxed_disclosure_css() -> str:
+    """:data:`DISCLOSURE_CSS` for a plain button in a ``.sdpa-disclosure`` box (not a
+    component's shadow root): "More controls" on both pages, a lesson section's title on
+    the offline page."""
+    return DISCLOSURE_CSS.replace(":host", ".sdpa-disclosure").replace(
+        "button", ".sdpa-disclosure > button"
+    )
+
+
 class Disclosure(JSComponent):
     """A button that opens and closes a section below it (``aria-expanded`` says which).
 

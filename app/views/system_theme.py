@@ -1,19 +1,16 @@
 """Dark mode that follows the system (``prefers-color-scheme``), and the colours both pages
 take in it.
 
-:class:`SystemTheme` reports the browser's preference as ``dark`` when the page opens and
-whenever the system changes it; the served page sets its Material UI Page's ``dark_theme``
-from it (the header's toggle still switches, and ``dark`` follows the toggle back). It also
-puts the theme shown on the document (``<html data-theme>``): panel-material-ui's widgets
-outside a Page (the embedded page) follow that attribute, and :data:`THEME_CSS` colours the
-page's own parts from it. The offline file has no toggle: :data:`THEME_CSS` colours it from
-the media query alone.
+:class:`app.views.first_screen.FirstScreen` reports the browser's preference as
+``dark`` when the page opens and whenever the system changes it; the served page sets its
+Material UI Page's ``dark_theme`` from it (the header's toggle still switches, and ``dark``
+follows the toggle back). It also puts the theme shown on the document
+(``<html data-theme>``): panel-material-ui's widgets outside a Page (the embedded page)
+follow that attribute, and :data:`THEME_CSS` colours the page's own parts from it. The
+offline file has no toggle: :data:`THEME_CSS` colours it from the media query alone.
 """
 
 from __future__ import annotations
-
-import param
-from panel.custom import JSComponent
 
 DARK_PAGE = {
     "background": "#121212",
@@ -86,35 +83,3 @@ html[data-theme="dark"] body {{ background: var(--sdpa-background); color: var(-
 """The dark colours on the document: when the page shows the dark theme (``data-theme``)
 and, until a script says which theme is shown (and in the offline file), when the system
 prefers dark. Custom properties inherit into every component's shadow root."""
-
-
-class SystemTheme(JSComponent):
-    """Reports the system's colour scheme as ``dark`` and shows ``dark`` on the document.
-
-    Nothing to see: give it ``margin=0``. ``dark`` flows both ways: the page sends the
-    system's preference when it opens and when it changes; the server sends the theme the
-    page should show (its toggle's), which the page puts on ``<html data-theme>``.
-    """
-
-    dark = param.Boolean(default=False, doc="Whether the page shows the dark theme.")
-
-    _esm = """
-export function render({ model }) {
-  const query = window.matchMedia('(prefers-color-scheme: dark)')
-  const show = () => {
-    const theme = model.dark ? 'dark' : 'light'
-    if (document.documentElement.dataset.theme !== theme) {
-      document.documentElement.dataset.theme = theme
-    }
-  }
-  const follow = () => {
-    model.dark = query.matches
-    show()
-  }
-  follow()
-  query.addEventListener('change', follow)
-  model.on('dark', show)
-  model.on('remove', () => query.removeEventListener('change', follow))
-  return document.createElement('span')
-}
-"""

@@ -22,7 +22,7 @@ from browser_support import (
 )
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Response
 
-from app.views.lesson_gate import GATE_LABEL
+from app.views.first_screen import GATE_LABEL
 
 PAGE_TIMEOUT_MS = 20_000
 """Playwright's per-action and per-wait limit: long enough for a loaded CI machine."""

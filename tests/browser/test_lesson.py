@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from app.controls_spec import CONTROL_BY_NAME
 from app.lesson import ASSUMPTIONS_TITLE, TRAINING_TITLE
 from app.views.assumptions import LAW_CONTROLS
-from app.views.lesson_gate import GATE_LABEL
+from app.views.first_screen import GATE_LABEL
 from app.views.quiz import DIVISOR_LABEL, SQRT_LABEL
 
 if TYPE_CHECKING:

@@ -29,6 +29,7 @@ from app.presets import PRESETS
 from app.session import Session, build_app
 from app.state import SimulationState
 from app.ticks import run_now
+from app.views.alert_box import AlertBox
 from app.views.assumptions import assumptions_html
 from app.views.drawn_figures import DrawnFigures
 from app.views.heatmap import SCORES_PALETTE, WEIGHTS_PALETTE
@@ -119,18 +120,19 @@ def test_served_page_builds_the_lesson_when_the_student_opens_it(page_load: Page
     simulation = Session(defer=run_now, pace=run_now)
     page_load.load()  # the page has loaded: still no lesson
     assert simulation.lesson is None
-    assert simulation.layout.lesson_gate.visible
+    assert simulation.layout.first_screen.gate_shown
     assert simulation.layout.lesson is None
     simulation.state.temperature = 2.0  # a move before the lesson arrives updates what exists
-    simulation.layout.lesson_gate.opened = True  # pressed, or scrolled near
+    simulation.layout.first_screen.lesson_opened = True  # pressed, or scrolled near
     assert simulation.lesson is not None
-    assert not simulation.layout.lesson_gate.visible
+    assert not simulation.layout.first_screen.gate_shown
     sections = len(simulation.lesson.sections())
     assert len(simulation.layout.lesson.objects) == sections
     # Built from the current state: the move above is already in the lesson's row.
     assert simulation.lesson.faq_and_collapse.view["temperature"] == 2.0
-    simulation.layout.lesson_gate.opened = False  # a page (or a hostile client) asking again
-    simulation.layout.lesson_gate.opened = True
+    # A page (or a hostile client) asking again:
+    simulation.layout.first_screen.lesson_opened = False
+    simulation.layout.first_screen.lesson_opened = True
     simulation.add_lesson()
     assert len(simulation.layout.lesson.objects) == sections, "the lesson is added once"
 
@@ -142,13 +144,13 @@ def test_what_the_page_asks_for_before_it_has_loaded_is_built_once_it_has(
     Panel 1.9 would drop what is built then, so it is built once the page has loaded."""
     simulation = Session(defer=run_now, pace=run_now)
     simulation.layout.open_more()
-    simulation.layout.lesson_gate.opened = True
+    simulation.layout.first_screen.lesson_opened = True
     assert simulation.layout.more is None and simulation.lesson is None
     page_load.load()
     assert simulation.layout.more is not None and simulation.layout.more.visible
     assert "d_k_exact" in simulation.widgets and "causal" in simulation.widgets
     assert simulation.lesson is not None
-    assert not simulation.layout.lesson_gate.visible
+    assert not simulation.layout.first_screen.gate_shown
 
 
 def test_moves_made_before_the_plots_turn_fold_into_one_update() -> None:
@@ -339,7 +341,7 @@ def test_the_scene_alert_is_built_when_a_preset_needs_it() -> None:
     assert app.layout.scene is None
     app.state.preset = "collapse"
     scene = app.layout.scene
-    assert scene is not None and scene.visible and app.layout.content.objects[0] is scene
+    assert scene is not None and scene.visible and scene in app.page.select(AlertBox)
     assert scene.title == PRESETS["collapse"].label
     app.state.preset = ""
     assert app.layout.scene is scene and not scene.visible

@@ -299,6 +299,76 @@ def test_the_drawn_controls_follow_no_property_from_the_page(attr: str, value: o
     assert (dict(drawn.values), list(drawn.controls), page.app.state.param.values()) == before
 
 
+FIRST_SCREEN_FLAGS = ("dark", "more_opened", "lesson_opened")
+"""The first screen's properties a page changes (app/views/first_screen.py): booleans."""
+
+FIRST_SCREEN_FIXED: list[tuple[str, object]] = [
+    ("texts", {"gate": "<img src=x onerror=alert(1)>"}),
+    ("texts", {}),
+    ("sizes", {"open_more_from": -1, "gate_margin": 10**9}),
+    ("has_more", False),
+    ("embed", True),
+    ("gate_shown", False),
+]
+"""Properties of the first screen a page never changes, and what a client may send."""
+
+
+def first_screen_model(page: Page) -> Model:
+    """The data model of ``page``'s first screen, found as a client finds it: by its flags."""
+    (model,) = [
+        m
+        for m in page.document.models
+        if getattr(m, "data", None) is not None
+        and all(hasattr(m.data, flag) for flag in FIRST_SCREEN_FLAGS)
+    ]
+    return model.data
+
+
+@pytest.mark.parametrize(
+    ("attr", "value"),
+    [
+        (flag, value)
+        for flag in FIRST_SCREEN_FLAGS
+        for value in NOT_NUMBERS
+        if value not in (True, False)
+    ]
+    + FIRST_SCREEN_FIXED,
+)
+def test_the_first_screen_takes_only_its_flags_and_only_booleans(attr: str, value: object) -> None:
+    page = Page()
+    screen = page.app.layout.first_screen
+    # Everything but its name and the children the session sets (compared as models).
+    before = {
+        name: getattr(screen, name)
+        for name in screen.param
+        if name
+        not in ("name", "controls", "widgets", "more", "scene", "figures", "notice", "lesson")
+    }
+    data = first_screen_model(page)
+    with set_curdoc(page.document):
+        # Bokeh may refuse the value's type itself: either way the app takes nothing.
+        with contextlib.suppress(ValueError):
+            data.set_from_json(attr, value, setter=PAGE)
+        page.settle()
+    after = {name: getattr(screen, name) for name in before}
+    assert after == before
+    page.app.state.d_k = 128
+    page.settle()
+    assert_nothing_shows_nan(page)
+
+
+def test_the_first_screen_follows_its_flags_from_the_page() -> None:
+    page = Page()
+    screen = page.app.layout.first_screen
+    data = first_screen_model(page)
+    with set_curdoc(page.document):
+        for flag in FIRST_SCREEN_FLAGS:
+            data.set_from_json(flag, not getattr(screen, flag), setter=PAGE)
+        page.settle()
+    assert screen.dark and not screen.more_opened and screen.lesson_opened
+    assert page.app.layout.more is not None and not page.app.layout.more.visible
+
+
 @pytest.mark.parametrize("y", [None, "abc", math.nan, math.inf, -1, 1e300, True, [3], 31.9])
 def test_a_click_anywhere_picks_a_row_or_nothing(y: object) -> None:
     """The heatmap's click reaches the server as the message ``{"row": y}`` the page sends
