@@ -52,7 +52,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from browser_support import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
 
 sys.path.insert(0, str(REPO))
-from app.views.lesson_gate import GATE_LABEL  # noqa: E402
+from app.views.first_screen import GATE_LABEL  # noqa: E402
 
 WAIT_MS = 60_000
 """Playwright's limit for any one wait: a stuck page fails the run instead of hanging it."""

@@ -257,7 +257,7 @@ def browser_run_table(repeats: int) -> None:
     from playwright.sync_api import sync_playwright
     from test_training import GRID_DRAWN_JS, RUN_LENGTH_JS, WATCH_RUN_JS
 
-    from app.views.lesson_gate import GATE_LABEL
+    from app.views.first_screen import GATE_LABEL
     from app.views.training import TRAIN_LABEL
 
     print(f"Train in Chromium on a served app (d_k = 1024, unscaled; median of {repeats})")
