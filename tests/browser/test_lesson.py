@@ -127,18 +127,34 @@ def test_clicking_a_heatmap_row_picks_the_query(app_page: AppPage) -> None:
     app_page.wait_url(row="10")
 
 
+KEEP_FIRST_FIGURES_JS = """() => {
+  window.sdpaFirstHeatmap = SdpaDrawnFigures[0].models.heatmap;
+  return SdpaDrawnFigures.length;
+}"""
+"""Keep the first screen's heatmap model as drawn now; how many figure components drew."""
+
+SAME_FIRST_FIGURES_JS = """() => SdpaDrawnFigures.length === 1
+  && SdpaDrawnFigures[0].models.heatmap === window.sdpaFirstHeatmap"""
+"""Whether the first screen's figures are still those kept, drawn once (not redrawn)."""
+
+
 def test_the_lesson_is_built_when_the_student_scrolls_to_it(app_page: AppPage) -> None:
-    """A session sends the first screen only; scrolling near the lesson's button brings it."""
+    """A session sends the first screen only; scrolling near the lesson's button brings it,
+    and its arrival leaves the figures above it as they were (app/views/first_screen.py draws
+    each child into its box: nothing else is redrawn)."""
     app_page.open(lesson=False)
     page = app_page.page
     gate = page.get_by_role("button", name=GATE_LABEL)
     expect(gate).to_be_visible()
     assert page.evaluate("() => sdpaFigure('row_comparison')") is None
+    assert page.evaluate(KEEP_FIRST_FIGURES_JS) == 1
     page.mouse.move(640, 400)
     page.mouse.wheel(0, 400)
     page.wait_for_function(LESSON_JS)
     page.wait_for_function(FIGURES_HAVE_DATA_JS, arg=LESSON_FIGURES)
     expect(gate).to_have_count(0)
+    app_page.open_more()
+    assert page.evaluate(SAME_FIRST_FIGURES_JS), "the first screen's figures were redrawn"
 
 
 def test_the_lesson_button_opens_the_lesson_from_the_keyboard(app_page: AppPage) -> None:
