@@ -117,8 +117,11 @@ def check_port(options: argparse.Namespace) -> None:
 
 def app_arguments() -> list[str]:
     """The ``panel serve`` options that say what is served besides the app (its index, the
-    project's static files) and how large a client's websocket message may be."""
-    arguments = ["--index", "main"]
+    project's static files, the session's own channel: app/channel.py) and how large a
+    client's websocket message may be."""
+    from app.channel import enable as enable_channel
+
+    arguments = ["--index", "main", *enable_channel()]
     arguments += ["--websocket-max-message-size", str(WEBSOCKET_MAX_MESSAGE_BYTES)]
     if STATIC_DIR.is_dir():
         arguments += ["--static-dirs", f"{STATIC_PREFIX}={STATIC_DIR}"]

@@ -83,7 +83,9 @@ class PageLayout:
         drawn = [name for name in first_names if drawable(name)]
         if len(drawn) != len(first_names) and shown is not None:
             drawn = []
-        self.drawn_controls = DrawnControls(session.state, drawn, margin=0)
+        self.drawn_controls = DrawnControls(
+            session.state, drawn, margin=0, channel_key=session.channel_key
+        )
         """The first screen's sliders and switches, drawn in the browser."""
         self.widgets = build_controls(
             session.state, [name for name in first_names if name not in drawn]

@@ -9,6 +9,8 @@ import panel as pn
 from bokeh.core.property.validation import validate
 from panel.io.location import Location
 
+from app.channel import SessionChannel
+from app.channel import enabled as channel_enabled
 from app.compat import session_writes_pending, skip_unchanged_stylesheets
 from app.controls_spec import CONTROL_NAMES, SHOWABLE_CONTROLS
 from app.layout import page_layout
@@ -50,9 +52,14 @@ class Session:
         self.location = location
         is_served = served()
         doc = pn.state.curdoc
+        self.channel = (
+            SessionChannel(doc) if is_served and doc is not None and channel_enabled() else None
+        )
+        """The session's own websocket for moves and frames (app/channel.py), where served
+        with it."""
         self._defer = defer or (next_tick(doc) if is_served else run_now)
         if pace is None and is_served:
-            pace = Paced(doc, writes_pending=partial(session_writes_pending, doc))
+            pace = Paced(doc, writes_pending=partial(self._writes_pending, doc))
         self._pace = pace or run_now
         self._changed_controls: set[str] = set()
         """Controls changed since the plots were last updated."""
@@ -64,9 +71,12 @@ class Session:
             self.state.apply_query(query)
         self.embed = parse_embed(query or {}) if embed is None else embed
         self.model = SimulationModel(self.state)
-        self.figures = DrawnFigures(self.model, sizing_mode="stretch_width")
+        self.figures = DrawnFigures(
+            self.model, sizing_mode="stretch_width", channel_key=self.channel_key
+        )
         """The heatmap, histograms and readouts, drawn in the browser from the model's numbers."""
         self.figures.on_pick_row = self.pick_row
+        self.figures.channel = self.channel
         self.lesson: LessonSections | None = None
         self.shown_controls, control_notices = parse_shown_controls(query or {}, SHOWABLE_CONTROLS)
         """The only controls the page shows (``?controls=``), or None for the usual ones."""
@@ -74,6 +84,10 @@ class Session:
         """What the link asked for that was fixed or ignored, in plain text."""
         self.layout = page_layout(self)
         self.page = self.layout.page
+        if self.channel is not None:
+            self.channel.receive_with(self.figures.channel_target, self.figures.take_message)
+            controls = self.layout.drawn_controls
+            self.channel.receive_with(controls.channel_target, controls.take_message)
         self.state.param.watch(self._on_controls, list(CONTROL_NAMES))
         self.state.param.watch(self._on_preset, "preset")
         self.layout.first_screen.param.watch(self._on_gate, "lesson_opened")
@@ -86,6 +100,15 @@ class Session:
                 pn.state.onload(self._schedule_lesson_and_url)
         else:
             self.add_lesson()
+
+    @property
+    def channel_key(self) -> str:
+        """The key the page opens the session's channel with ("" without a channel)."""
+        return self.channel.key if self.channel is not None else ""
+
+    def _writes_pending(self, doc: object) -> bool:
+        # A paced update waits for the last frame on either websocket.
+        return session_writes_pending(doc) or (self.channel is not None and self.channel.writing)
 
     @property
     def widgets(self) -> dict[str, pn.viewable.Viewable]:

@@ -1,7 +1,8 @@
 /*
  * The served page's first-screen sliders and switches (app/views/drawn_controls.py): native
  * inputs built from the controls' spec, named by their labels; a move is sent to the
- * session as a message; `values` holds the state's values the page starts from, and later
+ * session on its own channel (channel.js, before this code) while it is open, else as a
+ * component message; `values` holds the state's values the page starts from, and later
  * ones come as messages.
  */
 
@@ -87,7 +88,11 @@ const BUILDERS = { slider, switch: toggle };
 export function render({ model, el }) {
   const grid = document.createElement("div");
   grid.className = "sdpa-controls";
-  const send = (message) => model.send_msg(message);
+  const key = model.channel_key;
+  SdpaChannel.open(key);
+  const send = (message) => {
+    if (!SdpaChannel.send(key, model.channel_target, message)) model.send_msg(message);
+  };
   const shown = {};
   for (const control of model.controls) {
     const drawn = BUILDERS[control.widget](control, send);

@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 DRAWN_WIDGETS = ("slider", "switch")
 """The widget kinds this component draws; the others stay Panel widgets for now."""
 
+CHANNEL_TARGET = "controls"
+"""The name the session's channel hands this component's moves to."""
+
 CONTROLS_MIN_WIDTH = 170
 """The narrowest column of the controls' grid, in px (as the page's other control grids)."""
 
@@ -140,8 +143,21 @@ class DrawnControls(CheckedPageChanges, JSComponent):
         doc="By control name: the state's value as shown (`text`), the slider position "
         "nearest it (`index`) or the switch's state (`value`).",
     )
+    channel_key = param.String(
+        default="",
+        doc="The key of the session's own websocket (app/channel.py), which moves then go "
+        "on while it is open; empty: moves go as the component's messages.",
+    )
+    channel_target = param.String(
+        default=CHANNEL_TARGET,
+        constant=True,
+        doc="The name the session's channel hands this component's moves to.",
+    )
 
-    _esm = Path(__file__).with_suffix(".js")
+    _esm = "\n".join(
+        path.read_text(encoding="utf-8")
+        for path in (Path(__file__).with_name("channel.js"), Path(__file__).with_suffix(".js"))
+    )
     _stylesheets: ClassVar[list[str]] = [CSS]
 
     def __init__(self, state: SimulationState, names: Iterable[str], **params: Any) -> None:
@@ -195,6 +211,11 @@ class DrawnControls(CheckedPageChanges, JSComponent):
         self._send_msg({"values": self.values})
 
     def _handle_msg(self, msg: Any) -> None:
+        self.take_message(msg)
+
+    def take_message(self, msg: Any) -> None:
+        """Handle a move from the page (over Bokeh's websocket or the session's own):
+        ``{"name", "index"}`` for a slider, ``{"name", "value"}`` for a switch."""
         value = self._value_of(msg)
         if value is None:
             log.warning(

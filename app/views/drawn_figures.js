@@ -2,8 +2,9 @@
 /*
  * The served page's first-screen figures (app/views/drawn_figures.py): embed the figures'
  * Bokeh items once, then draw every frame the session sets with figures.js, as the
- * offline page does with its own source's frames. embedding.js comes before this code
- * (figureModels, followTheme, unpack).
+ * offline page does with its own source's frames, whether they come on the frame property
+ * or on the session's own channel. embedding.js and channel.js come before this code
+ * (figureModels, followTheme, unpack, SdpaChannel).
  */
 const F = globalThis.SdpaFigures;
 
@@ -12,6 +13,9 @@ const PICKS = (globalThis.SdpaServedPicks ??= new Map());
 
 export function render({ model, el }) {
   const config = model.config;
+  const key = model.channel_key;
+  // Opened at once: the frames that come before the figures are embedded wait for them.
+  SdpaChannel.open(key);
   const box = document.createElement("div");
   box.className = "sdpa-figures";
   const plots = document.createElement("div");
@@ -37,9 +41,10 @@ export function render({ model, el }) {
   let histogramsDue = false;
   /** The sequence of the newest frame received. */
   let newest = 0;
-  /** What tests and the benchmark read: the models once embedded, the frames drawn and
-   * the sequence of the last (SdpaDrawnFigures holds one record per component). */
-  const record = { models: null, frames: 0, sequence: 0 };
+  /** What tests and the benchmark read: the models once embedded, the frames drawn, the
+   * sequence of the last and the session's channel key (SdpaDrawnFigures holds one record
+   * per component). */
+  const record = { models: null, frames: 0, sequence: 0, channel: key };
   (globalThis.SdpaDrawnFigures ??= []).push(record);
 
   function draw(frame, atOnce) {
@@ -91,11 +96,15 @@ export function render({ model, el }) {
       followTheme(managers, config.dark_theme, model);
       figures = new F.FirstScreenFigures(models, config, readouts);
       globalThis[config.tap_hook] ??= (figure, y) => PICKS.get(figure)?.(y);
-      PICKS.set(models.heatmap, (y) => model.send_msg({ row: y }));
+      PICKS.set(models.heatmap, (y) => {
+        if (!SdpaChannel.send(key, config.channel_target, { row: y })) model.send_msg({ row: y });
+      });
       record.models = models;
       draw(unpack(model.frame), true);
       model.on("frame", () => draw(unpack(model.frame), false));
+      SdpaChannel.listen(key, config.channel_target, (frame) => draw(unpack(frame), false));
       model.on("remove", () => {
+        SdpaChannel.forget(key, config.channel_target);
         PICKS.delete(models.heatmap);
         const records = globalThis.SdpaDrawnFigures;
         records.splice(records.indexOf(record), 1);

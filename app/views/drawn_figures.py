@@ -108,12 +108,20 @@ page's text colour."""
 EMBEDDING_JS = Path(__file__).with_name("embedding.js")
 """What the served page's drawn components share: finding, theming and unpacking."""
 
+CHANNEL_JS = Path(__file__).with_name("channel.js")
+"""The page's end of the session's own websocket (app/channel.py), shared by the drawn
+components that send or receive on it."""
+
+CHANNEL_TARGET = "figures"
+"""The name the session's channel sends this component's frames to, and takes its picks
+from."""
+
 
 def component_module(scripts: Iterable[Path], own: Path) -> str:
     """A drawn component's ES module: how an image reaches BokehJS (app/compat.py,
     ``BOKEH_IMAGE_JS``), the shared drawing ``scripts`` (in load order), the embedding
-    helpers, then the component's ``own`` code."""
-    parts = [*scripts, EMBEDDING_JS, own]
+    helpers and the channel's page end, then the component's ``own`` code."""
+    parts = [*scripts, EMBEDDING_JS, CHANNEL_JS, own]
     return "\n".join([BOKEH_IMAGE_JS, *(path.read_text(encoding="utf-8") for path in parts)])
 
 
@@ -162,6 +170,7 @@ def _config() -> dict:
         **figures_config(),
         "row_part": ROW,
         "tap_hook": TAP_HOOK,
+        "channel_target": CHANNEL_TARGET,
         "dark_theme": DARK_FIGURE_THEME,
     }
 
@@ -186,7 +195,13 @@ class DrawnFigures(CheckedPageChanges, FramedComponent, JSComponent):
         "receives it packed: app.numbers_out.packed_frame).",
     )
     dark = param.Boolean(default=False, doc="Whether the figures take the dark theme.")
+    channel_key = param.String(
+        default="",
+        doc="The key of the session's own websocket (app/channel.py), which frames then come "
+        "on; empty: frames come on the frame property only.",
+    )
 
+    channel_target = CHANNEL_TARGET
     _esm = _module()
     _stylesheets: ClassVar[list[str]] = [LAYOUT_CSS, READOUT_CSS]
 
@@ -207,6 +222,11 @@ class DrawnFigures(CheckedPageChanges, FramedComponent, JSComponent):
             self.send_frame(model, drawn)
 
     def _handle_msg(self, msg: Any) -> None:
+        self.take_message(msg)
+
+    def take_message(self, msg: Any) -> None:
+        """Handle a message from the page (over Bokeh's websocket or the session's own):
+        ``{"row": y}``, a click on the heatmap at height ``y``."""
         # The page's message is untrusted: an int of any size is a row (past the matrix,
         # picking nothing), a float only when finite.
         y = finite_number(msg.get("row") if isinstance(msg, dict) else None)

@@ -7,6 +7,9 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import param
+
+from app.channel import SessionChannel, frame_message
 from app.compat import write_to_rendered_models
 from app.model import SimulationModel
 from app.numbers_out import numbers_frame, packed_frame
@@ -32,6 +35,13 @@ class FramedComponent:
     sequence = 0
     """The last frame's number: each frame takes the next."""
 
+    channel: SessionChannel | None = None
+    """The session's own websocket (app/channel.py): frames go out on it while the page
+    holds it open, over Bokeh's websocket otherwise."""
+
+    channel_target = ""
+    """The name the page's channel hands this component's frames to."""
+
     def next_frame(self, model: SimulationModel, parts: Iterable[str]) -> dict:
         """The frame of ``parts`` of ``model``, numbered after the last."""
         self.sequence += 1
@@ -40,7 +50,14 @@ class FramedComponent:
     def send_frame(self, model: SimulationModel, parts: Iterable[str]) -> None:
         """Send the page the frame of ``parts`` (what the model recomputed and it draws)."""
         frame = self.next_frame(model, parts)
-        write_to_rendered_models(self, "frame", frame, sent=packed_frame(frame))
+        packed = packed_frame(frame)
+        channel = self.channel
+        if channel is not None and channel.send(frame_message(packed, self.channel_target)):
+            # Kept in step for a page that renders the component later.
+            with param.parameterized.discard_events(self):
+                self.frame = frame
+            return
+        write_to_rendered_models(self, "frame", frame, sent=packed)
 
     def _process_param_change(self, params: dict[str, Any]) -> dict[str, Any]:
         params = super()._process_param_change(params)  # type: ignore[misc]
