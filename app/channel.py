@@ -98,6 +98,9 @@ class SessionChannel:
         """The future of the last frame written, until the socket has taken it."""
         self.frames_sent = 0
         """Frames sent on the channel (the rest went over Bokeh's websocket)."""
+        self.handled = 0
+        """The page's messages handed to a receiver so far: a frame carries the count, so
+        the page (and a benchmark) knows which of its moves the frame shows."""
         if register:
             _OPEN[self.key] = self
             doc.on_session_destroyed(self._on_destroyed)
@@ -116,6 +119,13 @@ class SessionChannel:
     def writing(self) -> bool:
         """Whether the last frame sent is still being written to the socket."""
         return self._writing is not None and not self._writing.done()
+
+    def send_frame(self, packed: Mapping[str, Any], to: str) -> bool:
+        """Send the packed frame for the page's component ``to`` (:func:`frame_message`,
+        with the count of the page's messages handled so far); False as :meth:`send`."""
+        if self._connection is None:
+            return False
+        return self.send(frame_message(packed, to, handled=self.handled))
 
     def send(self, message: bytes) -> bool:
         """Send one binary ``message`` to the page; False when no page holds the channel
@@ -169,7 +179,13 @@ class SessionChannel:
             log.warning("sdpa-sim: refused a channel message: %s", repr(text)[:80])
             return
         body = message["msg"]
-        self._later(lambda: receiver(body))
+        self._later(lambda: self._hand(receiver, body))
+
+    def _hand(self, receiver: Receiver, body: Any) -> None:
+        try:
+            receiver(body)
+        finally:
+            self.handled += 1
 
 
 _OPEN: weakref.WeakValueDictionary[str, SessionChannel] = weakref.WeakValueDictionary()
@@ -190,12 +206,13 @@ def open_channel(key: str) -> SessionChannel | None:
     return _OPEN.get(key)
 
 
-def frame_message(packed: Mapping[str, Any], to: str) -> bytes:
+def frame_message(packed: Mapping[str, Any], to: str, handled: int = 0) -> bytes:
     """A packed frame (:func:`app.numbers_out.packed_frame`) for the page's drawn component
     ``to`` as one binary message.
 
     Layout: the header's length (:data:`HEADER`), the header as UTF-8 JSON (``to``,
-    ``sequence``, ``parts``, ``text``, and ``arrays``: ``[name, dtype, byte offset,
+    ``handled``: the page's channel messages the session had handled when it composed the
+    frame, ``sequence``, ``parts``, ``text``, and ``arrays``: ``[name, dtype, byte offset,
     length]`` for each array of ``packed``), then each array's bytes at its offset, a
     multiple of :data:`ALIGNMENT` (little-endian, as the page reads them). The page's
     ``SdpaChannel.frame`` (app/views/channel.js) turns it back into the packed frame the
@@ -215,6 +232,7 @@ def frame_message(packed: Mapping[str, Any], to: str) -> bytes:
             offset = _aligned(offset + array.nbytes)
         header = {
             "to": to,
+            "handled": handled,
             "sequence": packed["sequence"],
             "parts": list(packed["parts"]),
             "text": packed["text"],
@@ -249,6 +267,7 @@ def read_frame_message(message: bytes) -> dict[str, Any]:
     }
     return {
         "to": header["to"],
+        "handled": header["handled"],
         "sequence": header["sequence"],
         "parts": header["parts"],
         "text": header["text"],

@@ -8,8 +8,9 @@ A Bokeh session lives in the process that built it. Each worker signs the sessio
 makes with a secret of its own (Bokeh's public ``BOKEH_SIGN_SESSIONS`` and
 ``BOKEH_SECRET_KEY`` settings), and the page's websocket carries the session's token in its
 ``Sec-WebSocket-Protocol`` header (``bokeh, <token>``): the worker whose key verifies the
-token's signature owns the session, and no table shared between processes is needed. Any
-other request (the page, its static files, ``autoload.js``) goes to the live worker with
+token's signature owns the session, and no table shared between processes is needed. The
+session's own websocket (:mod:`app.channel`) names it the same way: its ``?key=`` is a
+session id the worker signed. Any other request (the page, its static files, ``autoload.js``) goes to the live worker with
 the fewest sessions.
 """
 
@@ -30,6 +31,14 @@ from app.request_guard import (
 
 HEAD_END = b"\r\n\r\n"
 """Where a request's head ends (HTTP/1.1 lines end in CRLF)."""
+
+CHANNEL_PATHS = ("/channel", "/main/channel")
+"""Where a session's own websocket is mounted: :data:`app.channel.CHANNEL_PATHS`, kept here
+too so the front imports neither Panel nor NumPy (app/channel.py does); a test checks that
+the two agree."""
+
+CHANNEL_KEY = "key"
+"""The query argument the channel's websocket carries its key in (``/channel?key=KEY``)."""
 
 MAX_HEAD_BYTES = 65536
 """The most of a head the front looks at: Tornado refuses longer heads itself (its default
@@ -56,13 +65,23 @@ class RequestHead:
         return values[-1] if values else None
 
     @property
+    def asks_to_upgrade(self) -> bool:
+        """Whether the request asks to become a websocket (``Upgrade: websocket``)."""
+        upgrade = self.headers.get("upgrade", "")
+        return "websocket" in {part.strip().lower() for part in upgrade.split(",")}
+
+    @property
     def is_websocket(self) -> bool:
         """Whether the request is a websocket of an app: a path ending in ``/ws`` that asks
         to upgrade the connection. Headers alone do not make one: Tornado routes a page's
         path to the page whatever they say, and the worker's guard checks it as a page."""
-        upgrade = self.headers.get("upgrade", "")
-        asks = "websocket" in {part.strip().lower() for part in upgrade.split(",")}
-        return asks and self.path.endswith(WEBSOCKET_SUFFIX)
+        return self.asks_to_upgrade and self.path.endswith(WEBSOCKET_SUFFIX)
+
+    @property
+    def is_channel(self) -> bool:
+        """Whether the request opens a session's own websocket: one of the
+        :data:`CHANNEL_PATHS`, asking to upgrade the connection."""
+        return self.asks_to_upgrade and self.path in CHANNEL_PATHS
 
 
 def parse_head(data: bytes) -> RequestHead | None:
@@ -97,6 +116,15 @@ def websocket_token(head: RequestHead) -> str | None:
     return offered_token(head.headers.get("sec-websocket-protocol", ""))
 
 
+def channel_key(head: RequestHead) -> str | None:
+    """The key a session channel's websocket carries (``?key=``, the last one, as Tornado's
+    ``get_query_argument`` reads it), or None: not a channel, or no key (its worker closes
+    such a channel itself)."""
+    if not head.is_channel:
+        return None
+    return head.query_value(CHANNEL_KEY) or None
+
+
 @dataclass(frozen=True)
 class Credential:
     """What in a request names an existing session: a token or a bare session id."""
@@ -108,10 +136,14 @@ class Credential:
 def session_credential(head: RequestHead) -> Credential | None:
     """The token or session id the request names, where Bokeh would read it, or None.
 
-    A websocket carries the token in its sub-protocols; a page or ``autoload.js`` request
-    may name a session with ``?bokeh-token=``, ``?bokeh-session-id=`` or a
-    ``Bokeh-Session-Id`` header, all of which Bokeh honours.
+    A websocket carries the token in its sub-protocols; a session's channel (app/channel.py)
+    its session id, signed like Bokeh's, in ``?key=``; a page or ``autoload.js`` request may
+    name a session with ``?bokeh-token=``, ``?bokeh-session-id=`` or a ``Bokeh-Session-Id``
+    header, all of which Bokeh honours.
     """
+    if head.is_channel:
+        key = channel_key(head)
+        return Credential(session_id=key) if key else None
     if head.is_websocket:
         token = websocket_token(head)
         return Credential(token=token) if token else None
@@ -193,8 +225,8 @@ def route(
 ) -> Route:
     """Where a connection whose first request has ``head`` goes.
 
-    - A request naming a session (see :func:`session_credential`: a page's websocket, a
-      link with ``?bokeh-session-id=``) goes to the worker that signed it, if that worker
+    - A request naming a session (see :func:`session_credential`: a page's websocket, its
+      channel, a link with ``?bokeh-session-id=``) goes to the worker that signed it, if that worker
       is alive. If it has stopped, the front answers 503: no other process has the
       session, the page has to be loaded again.
     - A request naming a session no worker signed is answered with 403, as each worker

@@ -18,6 +18,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import app.channel as channel_module
+from app.channel import ENABLED_ENV as CHANNEL_ENV
+
 REPO = Path(__file__).resolve().parents[1]
 
 CHROMIUM = Path(os.environ.get("SDPA_CHROMIUM", "/usr/bin/chromium"))
@@ -170,11 +173,13 @@ class AppServer:
             return False
 
 
-def start_server(log_path: Path, attempts: int = 3) -> AppServer:
+def start_server(log_path: Path, attempts: int = 3, channel: bool = True) -> AppServer:
     """Start ``panel serve app/main.py`` from the repository root on a free loopback port.
 
-    It serves ``static/`` under ``/assets`` as ``sdpa-sim`` does, and returns once the page
-    answers. Raises RuntimeError, with the server's log, if it exits or stays silent.
+    It serves ``static/`` under ``/assets`` and mounts the sessions' own channel (app/
+    channel.py; ``channel=False`` leaves it out, as plain ``panel serve`` does) as
+    ``sdpa-sim`` does, and returns once the page answers. Raises RuntimeError, with the
+    server's log, if it exits or stays silent.
     """
     for attempt in range(attempts):
         port = free_port()
@@ -195,6 +200,10 @@ def start_server(log_path: Path, attempts: int = 3) -> AppServer:
             # As `sdpa-sim` serves it: Panel reserves /static, so the project's files go here.
             command += ["--static-dirs", f"{STATIC_PREFIX}={STATIC_DIR}"]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env.pop(CHANNEL_ENV, None)
+        if channel:
+            command += ["--plugins", channel_module.__name__]
+            env[CHANNEL_ENV] = "1"
         with log_path.open("wb") as log:
             process = subprocess.Popen(
                 command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env

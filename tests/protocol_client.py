@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import math
 import re
+import struct
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -54,6 +56,14 @@ LESSON_MARKUP_ATTRIBUTE = "html"
 """The property of the drawn lesson's data models (app/views/drawn_lesson.py,
 ``DrawnLesson.html``, never empty): the lesson's component that draws the row comparison
 has a ``frame`` and ``figures`` too, and is told apart by it."""
+
+CHANNEL_KEY_ATTRIBUTE = "channel_key"
+"""The figures' data model property holding the key of the session's own websocket
+(app/channel.py): moves then go on it as text, frames come back on it as binary messages.
+Empty or absent: the page has no channel, and moves and frames use Bokeh's websocket."""
+
+CONTROLS_TARGET = "controls"
+"""The receiver a drawn control's move is addressed to on the channel."""
 
 HEATMAP_PART = "weights"
 """The model part whose numbers carry the heatmap's image (``weightsImage``): every move
@@ -322,6 +332,15 @@ class ModelIndex:
             )
         }
 
+    def channel_key(self) -> str:
+        """The key of the session's own websocket the page's figures name, "" if none."""
+        figures = self.figures_data()
+        for record in self.find(lambda record: record.id in figures):
+            key = record.attributes.get(CHANNEL_KEY_ATTRIBUTE)
+            if isinstance(key, str) and key:
+                return key
+        return ""
+
     def slider(self, key: str) -> Slider:
         """The slider ``key`` (a key of :data:`SLIDER_LABELS`) of the drawn first-screen
         controls: the component its moves are sent to and the labels of its positions.
@@ -441,6 +460,22 @@ def websocket_url(page: str) -> str:
     return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/") + "/ws", "", ""))
 
 
+def channel_url(page: str, key: str) -> str:
+    """The session channel's address for ``page``, as the page resolves it: ``channel``
+    beside the page (``/main`` → ``/channel``), ``ws`` or ``wss``, with the key."""
+    parts = urlsplit(page)
+    scheme = "wss" if parts.scheme == "https" else "ws"
+    directory = parts.path.rsplit("/", 1)[0]
+    return urlunsplit((scheme, parts.netloc, f"{directory}/channel", urlencode({"key": key}), ""))
+
+
+def channel_frame_header(message: bytes) -> dict[str, Any]:
+    """The JSON header of a binary frame message of the channel (app/channel.py,
+    ``frame_message``): ``to``, ``handled``, ``sequence``, ``parts``, ``text``, ``arrays``."""
+    (length,) = struct.unpack_from("<I", message)
+    return json.loads(message[4 : 4 + length].decode("utf-8"))
+
+
 def default_origin(page: str) -> str:
     """The ``Origin`` a browser sends for a websocket opened by ``page``."""
     parts = urlsplit(page)
@@ -467,7 +502,9 @@ class ProtocolSession:
     Open it with :meth:`open` (page, websocket, document, the browser's first patches), then
     :meth:`send_document_ready`; make moves with :meth:`move`; :meth:`close` at the end.
     Waits are bounded by ``timeout`` seconds and raise ProtocolError when it runs out.
-    ``echo=False`` leaves out the theme and layout patches a painted page sends back.
+    ``echo=False`` leaves out the theme and layout patches a painted page sends back;
+    ``channel=False`` sends moves over Bokeh's websocket even where the page offers the
+    session's own channel (as a page whose channel was refused does).
     """
 
     def __init__(
@@ -477,8 +514,11 @@ class ProtocolSession:
         origin: str | None = None,
         timeout: float = 60.0,
         echo: bool = True,
+        channel: bool = True,
     ) -> None:
         self.url = url
+        self.use_channel = channel
+        """Whether moves go on the session's own websocket when the page offers one."""
         self.origin = origin or default_origin(url)
         self.timeout = timeout
         self.echo = echo
@@ -488,6 +528,8 @@ class ProtocolSession:
         self.moves: list[Move] = []
         self.bytes_received = 0
         self.messages_received = 0
+        self.newest_frame_parts: set[str] = set()
+        """The parts the newest first-screen frame received answered, by either websocket."""
         self.heatmap_times: list[float] = []
         """Arrival of every PATCH-DOC that carried a new heatmap image: a frame of the
         first-screen figures naming :data:`HEATMAP_PART`, its binary buffers included
@@ -511,6 +553,16 @@ class ProtocolSession:
         self._acked = False
         self._lesson_echoed = False
         self._tasks: set[asyncio.Task[None]] = set()
+        self._channel: WebSocketClientConnection | None = None
+        self._channel_reader: asyncio.Task[None] | None = None
+        self._channel_moves: list[Move] = []
+        """The moves sent on the channel, in order: a frame's ``handled`` count says how
+        many of them it shows."""
+
+    @property
+    def on_channel(self) -> bool:
+        """Whether moves go on the session's own websocket (it is open)."""
+        return self._channel is not None and not self.closed
 
     # Arrival ---------------------------------------------------------------------------
 
@@ -548,6 +600,9 @@ class ProtocolSession:
         self.times.connected = time.monotonic()
         await self._send(self._protocol.create("PULL-DOC-REQ"))
         await self.wait_for(lambda: self.times.document is not None, "the document")
+        key = self.index.channel_key()
+        if self.use_channel and key:
+            await self._open_channel(key)
         if self.echo:
             await self._echo_after_paint(self.index.models.keys(), first_screen=True)
 
@@ -565,9 +620,11 @@ class ProtocolSession:
     # Moves -----------------------------------------------------------------------------
 
     async def move(self, slider: Slider, position: int) -> Move:
-        """Move ``slider`` to ``position`` as the page's drawn controls do (a data event,
-        ``model.send_msg({name, index})``, as Chromium sends it) and track when the heatmap
-        shows it."""
+        """Move ``slider`` to ``position`` as the page's drawn controls do (on the session's
+        channel when it is open, else a data event, ``model.send_msg({name, index})``, as
+        Chromium sends it) and track when the heatmap shows it."""
+        if self.on_channel:
+            return await self._move_on_channel(slider, position)
         message = patch_doc(
             patch_doc.create_header(),
             {},
@@ -585,7 +642,7 @@ class ProtocolSession:
         """Moves the heatmap has not shown yet, attributing the patches received so far
         (``settled``: the session is quiet, see :func:`attribute_moves`)."""
         counts = (len(self.moves), self._acks, len(self.heatmap_times), settled)
-        if counts != self._attributed:
+        if counts != self._attributed and not self._channel_moves:
             attribute_moves(self.moves, self.heatmap_times, settled=settled)
             self._attributed = counts
         return [move for move in self.moves if move.answered is None and move.error is None]
@@ -640,13 +697,79 @@ class ProtocolSession:
         """Close the websocket (the server discards the session after its linger time)."""
         if self._socket is not None and not self.closed:
             self._socket.close()
+        if self._channel is not None:
+            self._channel.close()
         self.closed = True
+        if self._channel_reader is not None:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(self._channel_reader, 5)
         if self._reader is not None:
             try:
                 await asyncio.wait_for(self._reader, 5)
             except (TimeoutError, asyncio.CancelledError):
                 self._reader.cancel()
         self.times.closed = time.monotonic()
+
+    async def _open_channel(self, key: str) -> None:
+        """Open the session's own websocket as the page does (app/views/channel.js)."""
+        request = HTTPRequest(
+            channel_url(self.url, key),
+            headers={"Origin": self.origin},
+            connect_timeout=self.timeout,
+            request_timeout=self.timeout,
+        )
+        self._channel = await websocket_connect(request, max_message_size=MAX_MESSAGE_BYTES)
+        protocol = getattr(self._channel, "protocol", None)
+        if protocol is not None:
+            protocol.set_nodelay(True)
+        self._channel_reader = asyncio.create_task(self._read_channel())
+
+    async def _move_on_channel(self, slider: Slider, position: int) -> Move:
+        assert self._channel is not None
+        text = json.dumps({"to": CONTROLS_TARGET, "msg": {"name": slider.key, "index": position}})
+        move = Move(slider.key, position, f"channel-{len(self._channel_moves)}", time.monotonic())
+        self.moves.append(move)
+        self._channel_moves.append(move)
+        try:
+            await self._channel.write_message(text)
+        except WebSocketClosedError as error:
+            raise ProtocolError("the channel closed while sending") from error
+        move.sent = time.monotonic()
+        # Handed to the session in order: nothing else acknowledges it.
+        move.acked = move.sent
+        return move
+
+    async def _read_channel(self) -> None:
+        assert self._channel is not None
+        try:
+            while True:
+                message = await self._channel.read_message()
+                if message is None:
+                    break
+                if not isinstance(message, bytes):
+                    self.errors.append(f"channel: a text message {message[:40]!r}")
+                    continue
+                now = time.monotonic()
+                self.bytes_received += len(message)
+                self.messages_received += 1
+                self._last_message = now
+                header = channel_frame_header(message)
+                self.newest_frame_parts = set(header.get("parts", []))
+                if HEATMAP_PART in self.newest_frame_parts:
+                    self.heatmap_times.append(now)
+                    shown = min(int(header.get("handled", 0)), len(self._channel_moves))
+                    for move in self._channel_moves[:shown]:
+                        if move.answered is None:
+                            move.answered = now
+                self._wake()
+        except Exception as error:  # a broken frame must not pass unnoticed
+            self.errors.append(f"channel: {error!r}")
+        finally:
+            code = self._channel.close_code
+            if not self.closed and code not in (None, 1000, 1001):
+                self.errors.append(f"channel closed by the server: {code}")
+            self._channel = None
+            self._wake()
 
     async def _send(self, message: Message[Any]) -> None:
         if self._connection is None or self.closed:
@@ -738,7 +861,8 @@ class ProtocolSession:
             return False
         if event.get("kind") != "ModelChanged" or event.get("attr") != FRAME_ATTRIBUTE:
             return False
-        return HEATMAP_PART in frame_parts(event.get("new"))
+        self.newest_frame_parts = frame_parts(event.get("new"))
+        return HEATMAP_PART in self.newest_frame_parts
 
     async def _echo_after_paint(self, ids: Iterable[str], first_screen: bool = False) -> None:
         """Send what a painted page sends back for the models ``ids``: the theme of each

@@ -9,7 +9,7 @@ from typing import Any
 
 import param
 
-from app.channel import SessionChannel, frame_message
+from app.channel import SessionChannel
 from app.compat import write_to_rendered_models
 from app.model import SimulationModel
 from app.numbers_out import numbers_frame, packed_frame
@@ -52,7 +52,7 @@ class FramedComponent:
         frame = self.next_frame(model, parts)
         packed = packed_frame(frame)
         channel = self.channel
-        if channel is not None and channel.send(frame_message(packed, self.channel_target)):
+        if channel is not None and channel.send_frame(packed, self.channel_target):
             # Kept in step for a page that renders the component later.
             with param.parameterized.discard_events(self):
                 self.frame = frame

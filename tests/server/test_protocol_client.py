@@ -54,8 +54,8 @@ def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     stop_server(server)
 
 
-async def _student(url: str, slider_key: str) -> tuple[ProtocolSession, Move]:
-    session = ProtocolSession(url, timeout=TIMEOUT)
+async def _student(url: str, slider_key: str, channel: bool) -> tuple[ProtocolSession, Move]:
+    session = ProtocolSession(url, timeout=TIMEOUT, channel=channel)
     try:
         await session.open()
         await session.send_document_ready()
@@ -63,17 +63,23 @@ async def _student(url: str, slider_key: str) -> tuple[ProtocolSession, Move]:
         slider = session.index.slider(slider_key)
         start = slider.position(64 if slider_key == "d_k" else 1.0)
         move = await session.move(slider, SliderWalk.around(slider, start, 8).next())
+        assert session.on_channel == channel
         await session.wait_answered(timeout=TIMEOUT)
     finally:
         await session.close()
     return session, move
 
 
-def test_two_sessions_get_their_document_lesson_and_heatmap(app_server: AppServer) -> None:
+@pytest.mark.parametrize("channel", [True, False], ids=["channel", "bokeh-websocket"])
+def test_two_sessions_get_their_document_lesson_and_heatmap(
+    app_server: AppServer, channel: bool
+) -> None:
     url = page_url(app_server.url, n=16, d_k=64)
 
     async def scenario() -> list[tuple[ProtocolSession, Move]]:
-        return await asyncio.gather(_student(url, "d_k"), _student(url, "temperature"))
+        return await asyncio.gather(
+            _student(url, "d_k", channel), _student(url, "temperature", channel)
+        )
 
     # In a thread of its own: Playwright's sync API keeps an event loop in this one.
     for session, move in run_async(scenario(), 120):
@@ -84,13 +90,16 @@ def test_two_sessions_get_their_document_lesson_and_heatmap(app_server: AppServe
         assert times.lesson is not None and times.lesson >= times.document
         assert all(session.index.named(name) is not None for name in LESSON_MODELS)
         (data_id,) = session.index.figures_data()
+        assert session.index.channel_key()
         assert move.acked is not None and move.error is None
         assert move.answered is not None and move.answered >= move.sent
         assert session.heatmap_times, f"no patch set a {FRAME_ATTRIBUTE} naming {HEATMAP_PART}"
-        # The index keeps which parts the newest frame answered: the move's included.
-        newest = session.index.models[data_id].attributes[FRAME_ATTRIBUTE]
+        # The newest frame answered the move's parts; it came on the channel when asked.
         changed = {"scores", HEATMAP_PART} if session.moves[0].slider == "d_k" else {HEATMAP_PART}
-        assert changed <= newest["parts"]
+        assert changed <= session.newest_frame_parts
+        if not channel:
+            newest = session.index.models[data_id].attributes[FRAME_ATTRIBUTE]
+            assert changed <= newest["parts"]
     assert "Traceback" not in app_server.log_text()
 
 
