@@ -42,9 +42,8 @@ from bokeh.document import Document
 from bokeh.server.util import check_allowlist
 from bokeh.settings import settings
 from bokeh.util.token import generate_session_id
+from panel.io.state import set_curdoc
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
-
-from app.ticks import next_tick
 
 log = logging.getLogger("sdpa_sim.channel")
 
@@ -60,6 +59,11 @@ notebook have no such route, and their sessions open no channel."""
 
 MAX_MESSAGE_BYTES = 4096
 """The longest message a page may send on the channel: a move is under 100 bytes."""
+
+MAX_NESTING = 8
+"""The deepest a page's message may nest arrays and objects: a move nests two. Deeper is
+refused, so no receiver walks (or logs) a deep structure; Python 3.11's parser gives up on
+arrays nested about 1000 deep, which fit in :data:`MAX_MESSAGE_BYTES`."""
 
 UNKNOWN_SESSION = 4404
 """The close code for a key that names no open session of this process (it closed, or the
@@ -83,15 +87,15 @@ class SessionChannel:
     """One session's end of its channel: the key its page connects with, the receivers of
     what the page sends, and the connection frames go out on while the page holds one.
 
-    ``doc`` is the session's document: each received message is handled on its next tick
-    under its lock, as Bokeh's own messages are. ``register`` makes the key reachable from
+    ``doc`` is the session's document: each received message is handled at once, with it
+    as Panel's current document. ``register`` makes the key reachable from
     the route (tests of the model leave it out).
     """
 
     def __init__(self, doc: Document, *, register: bool = True) -> None:
         self.key = new_key()
         """What the page connects with: a session id signed with the process's secret."""
-        self._later = next_tick(doc)
+        self._doc = doc
         self._receivers: dict[str, Receiver] = {}
         self._connection: ChannelHandler | None = None
         self._writing: Any = None
@@ -169,17 +173,24 @@ class SessionChannel:
         a message that is not ``{"to": known receiver, "msg": …}`` costs one log line."""
         try:
             message = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             message = None
         receiver = None
-        if isinstance(message, dict) and set(message) == {"to", "msg"}:
+        if (
+            isinstance(message, dict)
+            and set(message) == {"to", "msg"}
+            and _nests_within(message, MAX_NESTING)
+        ):
             target = message["to"]
             receiver = self._receivers.get(target) if isinstance(target, str) else None
         if receiver is None:
             log.warning("sdpa-sim: refused a channel message: %s", repr(text)[:80])
             return
         body = message["msg"]
-        self._later(lambda: self._hand(receiver, body))
+        # At once, not on a locked tick of the document: what the receiver changes of the
+        # document Panel applies on such a tick itself, and the plots' update is paced.
+        with set_curdoc(self._doc):
+            self._hand(receiver, body)
 
     def _hand(self, receiver: Receiver, body: Any) -> None:
         try:
@@ -273,6 +284,20 @@ def read_frame_message(message: bytes) -> dict[str, Any]:
         "text": header["text"],
         "packed": packed,
     }
+
+
+def _nests_within(value: Any, limit: int) -> bool:
+    """Whether parsed JSON ``value`` nests lists and dicts at most ``limit`` deep (a scalar
+    is 0 deep, ``{"a": []}`` 2)."""
+    level = [value] if isinstance(value, list | dict) else []
+    for _ in range(limit):
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, list | dict)
+        ]
+    return not level
 
 
 def _aligned(offset: int) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
 import panel as pn
@@ -20,8 +20,12 @@ from app.model import SimulationModel
 from app.presets import PRESETS
 from app.query import compose_search, parse_embed, parse_shown_controls
 from app.state import SimulationState
-from app.ticks import Later, Paced, next_tick, once_page_loaded, run_now
+from app.ticks import Later, Paced, later_by, next_tick, once_page_loaded, run_now
 from app.views.drawn_figures import DrawnFigures
+
+URL_FOLLOWS_S = 1.0
+"""Longest the page's URL lags behind the controls while moves go on the session's channel:
+one URL message per second of moves rather than one per move (each a Bokeh patch)."""
 
 QueryArgs = Mapping[str, Sequence[bytes | str] | bytes | str]
 
@@ -59,13 +63,20 @@ class Session:
         with it."""
         self._defer = defer or (next_tick(doc) if is_served else run_now)
         if pace is None and is_served:
-            pace = Paced(doc, writes_pending=partial(self._writes_pending, doc))
+            pace = Paced(
+                doc,
+                writes_pending=partial(self._writes_pending, doc),
+                unlocked=self._on_channel,
+            )
         self._pace = pace or run_now
         self._changed_controls: set[str] = set()
         """Controls changed since the plots were last updated."""
         self._lesson_parts: set[str] = set()
         """Model parts changed since the lesson's views were last updated."""
         self._lesson_update_due = False
+        self._url_due = False
+        """Whether a URL write is scheduled (:meth:`_write_url_soon`)."""
+        self._later_by = later_by(doc) if is_served else _run_at_once
         self.state = SimulationState()
         if query:
             self.state.apply_query(query)
@@ -153,8 +164,13 @@ class Session:
             parts = self.model.refresh(changed)
             self.figures.update(self.model, parts)
             if self.lesson is None:
-                # No lesson to redraw: the URL goes out with the numbers, in one message.
-                self._write_url()
+                if self._on_channel():
+                    # The numbers went on the channel: the URL follows within a second, in
+                    # one message for all the moves of that second.
+                    self._write_url_soon()
+                else:
+                    # No lesson to redraw: the URL goes out with the numbers, in one message.
+                    self._write_url()
                 return
         # The plots under the student's hand go out alone, so the browser paints them
         # before it redraws the lesson's figures below.
@@ -175,6 +191,19 @@ class Session:
                 view.update(self.model, parts)
             self._write_url()
 
+    def _on_channel(self) -> bool:
+        return self.channel is not None and self.channel.connected
+
+    def _write_url_soon(self) -> None:
+        if not self._url_due:
+            self._url_due = True
+            self._later_by(URL_FOLLOWS_S, self._write_due_url)
+
+    def _write_due_url(self) -> None:
+        self._url_due = False
+        with pn.io.hold():
+            self._write_url()
+
     def _write_url(self) -> None:
         # The whole query is composed here rather than by Panel's ``update_query``, which
         # re-encodes every parameter it parsed (``id=007`` became ``id=7``) and keeps
@@ -191,6 +220,10 @@ class Session:
     def choose_row(self, row: int) -> None:
         """The row box asks for query ``row``: the nearest query of the matrix."""
         self.state.set_controls(row=min(max(row, 0), self.state.n - 1))
+
+
+def _run_at_once(delay: float, callback: Callable[[], None]) -> None:
+    callback()
 
 
 def build_app(

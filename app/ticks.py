@@ -9,6 +9,7 @@ from functools import partial
 import panel as pn
 from bokeh.document import Document
 from panel.io.state import set_curdoc
+from tornado.ioloop import IOLoop
 
 Later = Callable[[Callable[[], None]], None]
 """Runs a callback now or later (a served session's next tick, a benchmark's own clock)."""
@@ -47,9 +48,26 @@ def next_tick(doc: Document) -> Later:
     return defer
 
 
+def later_by(doc: Document) -> Callable[[float, Callable[[], None]], None]:
+    """Runs a callback ``delay`` seconds from now on a served session's event loop, under
+    ``doc``'s lock (nothing once the session has closed)."""
+
+    def run_later(delay: float, callback: Callable[[], None]) -> None:
+        if doc.session_context is None:
+            return
+        doc.add_timeout_callback(partial(_run_in, doc, callback), delay * 1000)
+
+    return run_later
+
+
 async def _run_in(doc: Document, callback: Callable[[], None]) -> None:
     # A coroutine, so it runs on the server's event loop and Panel sends what pn.io.hold()
     # collects there as one message instead of one per change.
+    with set_curdoc(doc):
+        callback()
+
+
+def _run_unlocked(doc: Document, callback: Callable[[], None]) -> None:
     with set_curdoc(doc):
         callback()
 
@@ -79,10 +97,15 @@ class Paced:
         doc: Document,
         clock: Callable[[], float] = time.perf_counter,
         writes_pending: Callable[[], bool] = lambda: False,
+        unlocked: Callable[[], bool] = lambda: False,
     ) -> None:
         self._doc = doc
         self._clock = clock
         self._writes_pending = writes_pending
+        self._unlocked = unlocked
+        """Whether an update may run now outside the document's lock: it then sends its
+        numbers on the session's own channel, and whatever it changes of the document
+        Panel applies on a locked tick of its own."""
         self._not_before = 0.0
         """When, on ``clock``, the next update may start."""
         self._in_flight = False
@@ -95,6 +118,16 @@ class Paced:
         self._schedule(callback, self._not_before - now, now)
 
     def _schedule(self, callback: Callable[[], None], wait: float, asked: float) -> None:
+        if self._unlocked():
+            # A plain event-loop callback: Bokeh's locked next-tick callback costs a
+            # measured share of a move (docs/performance.md, *Sixth series*).
+            loop = IOLoop.current()
+            due = partial(_run_unlocked, self._doc, partial(self._when_due, callback, asked))
+            if wait > 0:
+                loop.call_later(wait, due)
+            else:
+                loop.add_callback(due)
+            return
         run = partial(_run_in, self._doc, partial(self._when_due, callback, asked))
         if wait > 0:
             self._doc.add_timeout_callback(run, wait * 1000)
@@ -111,6 +144,13 @@ class Paced:
                 self._schedule(callback, self._not_before - now, asked)
                 return
         self._in_flight = True
+        if self._unlocked():
+            try:
+                callback()
+            finally:
+                # Its frame is on the channel's socket now (``writes_pending`` watches it).
+                self._sent(now)
+            return
         try:
             callback()
         finally:

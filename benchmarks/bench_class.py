@@ -171,6 +171,9 @@ class Plan:
     """Openers open the lesson a random 0–lesson_delay s after their document arrived."""
     temperature: float = 1.0
     flood_delay: float = 3.0
+    channel: bool = True
+    """Moves go on the session's own channel where the page offers one (else over Bokeh's
+    websocket, as before the channel)."""
 
 
 # --- Students, in worker processes -----------------------------------------------------------
@@ -194,7 +197,9 @@ async def run_student(
     (once ``everyone_here`` is set if the class moves together)."""
     rng = random.Random(student.seed)
     await sleep_until(start + student.arrive)
-    session = ProtocolSession(plan.url, origin=plan.origin, timeout=plan.timeout, echo=plan.echo)
+    session = ProtocolSession(
+        plan.url, origin=plan.origin, timeout=plan.timeout, echo=plan.echo, channel=plan.channel
+    )
     arrived = False
     lags: list[float] = []
     failure = None
@@ -316,7 +321,11 @@ async def run_flood(plan: Plan, all_arrived: Any) -> dict[str, Any]:
     await asyncio.sleep(plan.flood_delay)
     base = plan.url.split("?")[0]
     session = ProtocolSession(
-        page_url(base, **FLOOD_SCENE), origin=plan.origin, timeout=plan.timeout, echo=plan.echo
+        page_url(base, **FLOOD_SCENE),
+        origin=plan.origin,
+        timeout=plan.timeout,
+        echo=plan.echo,
+        channel=plan.channel,
     )
     result: dict[str, Any] = {"failure": None}
     try:
@@ -574,7 +583,9 @@ async def sample_forever(server: Server, samples: Samples) -> None:
 async def warm_up(url: str, plan: Plan) -> ProtocolSession:
     """One full session with a few moves: imports, caches and the first page built before
     anything is timed. It is kept open until the end (see the module docstring)."""
-    session = ProtocolSession(url, origin=plan.origin, timeout=plan.timeout, echo=plan.echo)
+    session = ProtocolSession(
+        url, origin=plan.origin, timeout=plan.timeout, echo=plan.echo, channel=plan.channel
+    )
     await session.open()
     await session.send_document_ready()
     await open_lesson(session)
@@ -842,7 +853,7 @@ async def churn(server: Server, plan: Plan, sessions: int, cycles: int, wait: fl
 
     async def one() -> str | None:
         session = ProtocolSession(
-            plan.url, origin=plan.origin, timeout=plan.timeout, echo=plan.echo
+            plan.url, origin=plan.origin, timeout=plan.timeout, echo=plan.echo, channel=plan.channel
         )
         try:
             await session.open()
@@ -1149,6 +1160,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="leave out the theme and layout patches a painted page sends back",
     )
+    parser.add_argument(
+        "--bokeh-moves",
+        action="store_true",
+        help="send moves over Bokeh's websocket even where the page offers the session's own "
+        "channel (the path before the channel, and a page whose channel was refused)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the students' choices (0)")
     parser.add_argument("--out", type=Path, help="JSON file to write (default: results/…)")
     args = parser.parse_args(argv)
@@ -1194,6 +1211,7 @@ async def run(args: argparse.Namespace, server: Server) -> dict[str, Any]:
         together=args.move_start == "together",
         lesson_delay=args.lesson_delay,
         flood_delay=args.flood_delay,
+        channel=not args.bokeh_moves,
     )
     report: dict[str, Any] = {"grace_s": args.grace}
     if args.students:

@@ -85,8 +85,8 @@ FIGURES_HELPER_JS = """(() => {
     if (window.__sdpaFrames) return window.__sdpaFrames;
     const component = sdpaComponent();
     const log = {parts: component.data.config.parts, frames: []};
-    component.data.property('frame').change.connect(() => {
-      const frame = component.data.frame;
+    // Every frame the component receives, on the frame property or the session's channel.
+    window.SdpaDrawnFigures[0].listeners.push((frame) => {
       log.frames.push({sequence: frame.sequence, parts: [...frame.parts]});
     });
     window.__sdpaFrames = log;

@@ -42,15 +42,16 @@ export function render({ model, el }) {
   /** The sequence of the newest frame received. */
   let newest = 0;
   /** What tests and the benchmark read: the models once embedded, the frames drawn, the
-   * sequence of the last and the session's channel key (SdpaDrawnFigures holds one record
-   * per component). */
-  const record = { models: null, frames: 0, sequence: 0, channel: key };
+   * sequence of the last, the session's channel key, and the callbacks that hear of each
+   * frame received by either websocket (SdpaDrawnFigures holds one record per component). */
+  const record = { models: null, frames: 0, sequence: 0, channel: key, listeners: [] };
   (globalThis.SdpaDrawnFigures ??= []).push(record);
 
   function draw(frame, atOnce) {
     if (!frame || !frame.parts) {
       return;
     }
+    for (const listener of record.listeners) listener(frame);
     const fresh = store.take(frame);
     const first = new Set(fresh.filter((part) => figures.parts.includes(part)));
     if (first.size > 0) {
