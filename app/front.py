@@ -335,6 +335,9 @@ class Front:
         path = self._folder / f"worker-{worker.index}.sock"
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+        # The arguments before the environment: making them may set variables the worker
+        # reads (app.channel.enable marks sessions to open their channel).
+        arguments = self.config.serve_arguments(worker.index, path)
         env = {
             **{name: "1" for name in BLAS_THREADS},
             **os.environ,
@@ -349,7 +352,7 @@ class Front:
         try:
             process = await asyncio.create_subprocess_exec(
                 *command,
-                *self.config.serve_arguments(worker.index, path),
+                *arguments,
                 pass_fds=[child.fileno()],
                 env=env,
                 # Its own process group: Ctrl-C reaches the front only, which stops the

@@ -10,8 +10,8 @@ makes with a secret of its own (Bokeh's public ``BOKEH_SIGN_SESSIONS`` and
 ``Sec-WebSocket-Protocol`` header (``bokeh, <token>``): the worker whose key verifies the
 token's signature owns the session, and no table shared between processes is needed. The
 session's own websocket (:mod:`app.channel`) names it the same way: its ``?key=`` is a
-session id the worker signed. Any other request (the page, its static files, ``autoload.js``) goes to the live worker with
-the fewest sessions.
+session id the worker signed. Any other request (the page, its static files,
+``autoload.js``) goes to the live worker with the fewest sessions.
 """
 
 from __future__ import annotations

@@ -364,6 +364,93 @@ def websocket_status(
     return run_async(attempt(), timeout)
 
 
+CHANNEL_KEY = re.compile(r'"channel_key":\s*"([^"]+)"')
+"""The session channel's key in a pulled document (the page's figures' ``channel_key``)."""
+
+
+async def channel_async(
+    base_url: str, timeout: float = 60, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """A session's own websocket (app/channel.py) as its page uses it: the page, Bokeh's
+    websocket and the document (whose figures carry the channel's key), then
+    ``/channel?key=KEY`` and one d_k move on it; every request with ``headers`` (e.g. a
+    proxy's routing cookie).
+
+    Returns ``{"status": 101, "reply": the first message back or None, "close_code": the
+    channel's close code or None}``, or ``{"status": code}`` if the channel was refused.
+    """
+    from bokeh.protocol import Protocol
+    from bokeh.protocol.receiver import Receiver
+    from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    from app.controls_spec import D_K_GRID
+
+    client = AsyncHTTPClient(force_instance=True, max_clients=1)
+    try:
+        response = await client.fetch(
+            f"{base_url}/main?d_k=64", headers=headers, request_timeout=timeout
+        )
+    finally:
+        client.close()
+    match = TOKEN.search(response.body.decode("utf-8"))
+    assert match, "the page carries no session token"
+    host = base_url.split("://", 1)[1]
+    sent = {"Origin": base_url, **(headers or {})}
+    request = HTTPRequest(f"ws://{host}/main/ws", headers=sent, request_timeout=timeout)
+    bokeh = await websocket_connect(
+        request, subprotocols=["bokeh", match.group(1)], max_message_size=64 * 2**20
+    )
+    receiver = Receiver(Protocol())
+    try:
+        key = None
+        while key is None:
+            fragment = await bokeh.read_message()
+            if fragment is None:
+                raise ConnectionError("the server closed the websocket")
+            message = await receiver.consume(fragment)
+            if message is not None and message.msgtype == "ACK":
+                for part in _frame("PULL-DOC-REQ", {}):
+                    await bokeh.write_message(part)
+            elif message is not None and message.msgtype == "PULL-DOC-REPLY":
+                found = CHANNEL_KEY.search(json.dumps(message.content))
+                assert found, "the document names no channel key"
+                key = found.group(1)
+        channel_url = f"ws://{host}/channel?key={key}"
+        request = HTTPRequest(channel_url, headers=sent, request_timeout=timeout)
+        try:
+            channel = await websocket_connect(request)
+        except HTTPClientError as error:
+            return {"status": error.code}
+        move = {"name": "d_k", "index": D_K_GRID.index(128)}
+        await channel.write_message(json.dumps({"to": "controls", "msg": move}))
+        reply = await channel.read_message()
+        channel.close()
+        return {"status": 101, "reply": reply, "close_code": channel.close_code}
+    finally:
+        bokeh.close()
+
+
+def channel_status(base_url: str, key: str, timeout: float = 60) -> int:
+    """Open a session channel with ``key`` and no session behind it: 101 if accepted (the
+    worker then closes it), else the HTTP status."""
+    host = base_url.split("://", 1)[1]
+
+    async def attempt() -> int:
+        from tornado.httpclient import HTTPClientError, HTTPRequest
+        from tornado.websocket import websocket_connect
+
+        request = HTTPRequest(f"ws://{host}/channel?key={key}", headers={"Origin": base_url})
+        try:
+            connection = await websocket_connect(request)
+        except HTTPClientError as error:
+            return error.code
+        connection.close()
+        return 101
+
+    return run_async(attempt(), timeout)
+
+
 def run_async(coroutine: Any, timeout: float) -> Any:
     """Run ``coroutine`` to completion in a thread of its own (Playwright's sync API keeps an
     event loop in the calling thread)."""

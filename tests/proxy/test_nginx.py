@@ -11,11 +11,14 @@ from __future__ import annotations
 import itertools
 import re
 import urllib.request
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from playwright.sync_api import Route, expect
+from procs_support import channel_async, run_async
 from proxy_support import (
+    DEPLOY_CONF,
     PROBE_PATH,
     ROUTE_COOKIE,
     AccessRecord,
@@ -24,6 +27,7 @@ from proxy_support import (
     kill_server,
 )
 
+from app.channel import CHANNEL_PATHS
 from app.controls_spec import D_K_GRID
 from app.views.connection import NOTICE_TITLE, RELOAD_LABEL
 
@@ -75,6 +79,48 @@ def routing_cookie_set(proxy: NginxProxy, cookie: str | None) -> str | None:
     request = urllib.request.Request(f"{proxy.url}/{PROBE_PATH}", method="HEAD", headers=headers)
     with urllib.request.urlopen(request, timeout=10) as response:
         return response.headers.get("Set-Cookie")
+
+
+LOCATION = re.compile(r"^\s*location\s+~\s+(\S+)\s*\{(.*?)^\s*\}", re.M | re.S)
+
+
+def websocket_location(conf: Path = DEPLOY_CONF) -> tuple[str, str]:
+    """The regex ``location`` of deploy/nginx.conf that has the long read timeout, and its
+    body."""
+    found = [
+        (match[1], match[2])
+        for match in LOCATION.finditer(conf.read_text())
+        if "proxy_read_timeout 2h;" in match[2]
+    ]
+    assert len(found) == 1, f"one websocket location expected in {conf}: {found}"
+    return found[0]
+
+
+def test_every_websocket_of_a_page_gets_the_websocket_location() -> None:
+    """Bokeh's websocket and the session's own channel (app/channel.py), at every path the
+    app serves them, are long-lived and unbuffered; pages are not."""
+    pattern, body = websocket_location()
+    assert "proxy_buffering off;" in body and "proxy_send_timeout 2h;" in body
+    assert "proxy_pass http://sdpa_sim;" in body, "sticky like the page: the same upstream"
+    for path in ("/main/ws", "/ws", *CHANNEL_PATHS):
+        assert re.search(pattern, path), path
+    for path in ("/main", "/", "/main/autoload.js", "/assets/channel.html", "/static/x.js"):
+        assert not re.search(pattern, path), path
+
+
+def test_a_pages_channel_opens_through_nginx_on_the_pages_process(cluster: Cluster) -> None:
+    """With the routing cookie, the page, its Bokeh websocket and its channel
+    (``/channel?key=<the page's key>``) reach one process: a move on the channel comes back
+    as a frame, and nginx logs the channel as a websocket (101) on that process."""
+    for upstream, route_key in cluster.route_keys().items():
+        cookie = {"Cookie": f"{ROUTE_COOKIE}={route_key}"}
+        opened = run_async(channel_async(cluster.proxy.url, headers=cookie), 60)
+        assert opened["status"] == 101
+        assert isinstance(opened["reply"], bytes), f"no frame on the channel: {opened}"
+        (record,) = cluster.proxy.wait_records(
+            lambda record, key=route_key: record.path == "/channel" and record.route == key
+        )
+        assert (record.status, record.upstream) == (101, upstream)
 
 
 def test_nginx_sets_a_routing_cookie_unless_a_valid_one_comes(cluster: Cluster) -> None:

@@ -26,6 +26,8 @@ from bokeh.util.token import generate_jwt_token, generate_secret_key, generate_s
 from browser_support import HEATMAP_DRAWN_JS
 from procs_support import (
     FrontServer,
+    channel_async,
+    channel_status,
     free_port,
     http_status,
     open_session,
@@ -40,10 +42,11 @@ from procs_support import (
     websocket_status,
 )
 
-from app import cli, front
+from app import channel, cli, front
 from app.front import PENDING_LIFETIME, Front, FrontConfig, Worker, worker_count
 from app.request_guard import RequestGuard
 from app.routing import (
+    CHANNEL_PATHS,
     MAX_HEAD_BYTES,
     Credential,
     RequestHead,
@@ -84,6 +87,18 @@ def _websocket(token: str) -> bytes:
         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
         "Sec-WebSocket-Version: 13",
         f"Sec-WebSocket-Protocol: bokeh, {token}",
+        "Origin: http://127.0.0.1:5200",
+    )
+
+
+def _channel(key: str | None, path: str = "/channel") -> bytes:
+    """The head of a page's request for its session channel (app/channel.py) with ``key``."""
+    return _head(
+        path if key is None else f"{path}?key={key}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version: 13",
         "Origin: http://127.0.0.1:5200",
     )
 
@@ -251,6 +266,60 @@ def test_websocket_headers_on_a_page_path_still_make_a_page() -> None:
     assert route(head, _workers(0, 0)).page
 
 
+def test_the_front_knows_the_channels_paths_without_importing_the_app() -> None:
+    """app.routing keeps its own copy (the front imports no Panel): it must match the
+    channel's mounted routes."""
+    assert CHANNEL_PATHS == channel.CHANNEL_PATHS
+    ((pattern, _),) = channel.ROUTES
+    assert all(re.fullmatch(pattern, path) for path in CHANNEL_PATHS)
+
+
+def test_a_channel_goes_to_the_worker_that_signed_its_key() -> None:
+    for index, key in enumerate(KEYS):
+        session_id = generate_session_id(secret_key=key, signed=True)
+        for path in CHANNEL_PATHS:
+            head = parse_head(_channel(session_id, path))
+            assert head is not None and head.is_channel and not head.is_websocket
+            assert session_credential(head) == Credential(session_id=session_id)
+            # However loaded: the session is there and nowhere else.
+            assert route(head, _workers(9, 9, 0)) == Route(worker=index)
+
+
+def test_a_channel_key_no_worker_signed_is_refused_by_the_front() -> None:
+    stranger = generate_session_id(secret_key=generate_secret_key().encode(), signed=True)
+    unsigned = generate_session_id(signed=False)
+    for key in (stranger, unsigned, "not-a-key", "a.b", "e30.e30"):
+        assert route(parse_head(_channel(key)), _workers(0, 0)) == Route(status=403), key
+
+
+def test_a_channel_whose_worker_stopped_gets_503() -> None:
+    session_id = generate_session_id(secret_key=KEYS[1], signed=True)
+    assert route(parse_head(_channel(session_id)), _workers(0, 0, dead=(1,))) == Route(status=503)
+
+
+def test_a_channel_without_a_key_goes_to_a_worker_which_closes_it() -> None:
+    """Nothing to route by: the least loaded worker accepts it and closes it at once
+    (app.channel's UNKNOWN_SESSION), and the page carries on over Bokeh's websocket."""
+    for data in (_channel(None), _channel(""), _channel(None, "/main/channel")):
+        head = parse_head(data)
+        assert head is not None and head.is_channel
+        assert session_credential(head) is None
+        assert route(head, _workers(3, 1)) == Route(worker=1, page=False)
+
+
+def test_a_key_names_a_session_only_on_a_channel_websocket() -> None:
+    """A plain GET of the channel (the worker answers 400) and ``?key=`` on other paths
+    route as any request does."""
+    session_id = generate_session_id(secret_key=KEYS[0], signed=True)
+    plain_get = parse_head(_head(f"/channel?key={session_id}"))
+    elsewhere = parse_head(_channel(session_id).replace(b"/channel?", b"/main/ws?"))
+    other_path = parse_head(_channel(session_id).replace(b"/channel?", b"/other/channel?"))
+    for head in (plain_get, elsewhere, other_path):
+        assert head is not None and not head.is_channel
+        assert session_credential(head) is None
+        assert route(head, _workers(3, 1)) == Route(worker=1, page=False)
+
+
 def test_a_page_counts_towards_its_worker_until_its_session_is_reported() -> None:
     worker = Worker(index=0)
     worker.pending.extend([10.0, 11.0, 12.0])
@@ -298,6 +367,8 @@ def test_without_num_procs_sdpa_sim_runs_panel_serve_in_process_as_before(
         "127.0.0.1",
         "--index",
         "main",
+        "--plugins",
+        "app.channel",
         "--websocket-max-message-size",
         str(cli.WEBSOCKET_MAX_MESSAGE_BYTES),
         "--static-dirs",
@@ -356,6 +427,7 @@ def test_a_worker_serves_the_app_as_one_process_does_on_a_unix_socket() -> None:
     arguments = cli.worker_arguments(options, 1, Path("/tmp/x/worker-1.sock"))
     assert arguments[:2] == ["serve", str(cli.MAIN)]
     assert _values(arguments, "--index") == ["main"]
+    assert _values(arguments, "--plugins") == ["app.channel"]
     assert _values(arguments, "--websocket-max-message-size") == ["1048576"]
     assert _values(arguments, "--unix-socket") == ["/tmp/x/worker-1.sock"]
     assert f"assets={cli.STATIC_DIR}" in arguments
@@ -484,6 +556,22 @@ def test_a_websocket_goes_to_its_session_and_a_forged_one_is_refused(
     forged = _token(generate_secret_key().encode())
     assert websocket_status(front_server.base_url, forged) == 403
     assert websocket_status(front_server.base_url, "garbage") == 403
+
+
+def test_a_pages_channel_reaches_its_session_and_a_forged_key_is_refused(
+    front_server: FrontServer,
+) -> None:
+    """The channel's key routes it to the worker that holds the session, as the page's
+    token routes Bokeh's websocket: a move on it comes back as a frame (a key that reached
+    another worker would be closed unanswered)."""
+    for _ in range(3):
+        opened = run_async(channel_async(front_server.base_url), 60)
+        assert opened["status"] == 101
+        assert isinstance(opened["reply"], bytes), f"no frame on the channel: {opened}"
+    stranger = generate_session_id(secret_key=generate_secret_key().encode(), signed=True)
+    for key in (stranger, "garbage"):
+        assert channel_status(front_server.base_url, key) == 403
+    assert "Traceback" not in front_server.log_text()
 
 
 def test_static_files_and_the_index_are_served(front_server: FrontServer) -> None:
