@@ -7,6 +7,7 @@ each component draw their cases from :func:`hostile_messages`.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Sequence
 
@@ -46,3 +47,73 @@ def hostile_messages(names: Sequence[str], fields: Sequence[str]) -> Iterator[tu
         for field in fields:
             for value in BAD_VALUES:
                 yield "bad value", {"name": name, field: value}
+
+
+# --- The session's own channel (app/channel.py) ---------------------------------------------
+
+CHANNEL_BODY = {"name": "d_k", "index": 1}
+"""A body a receiver would take: the refused messages below fail on their envelope only."""
+
+
+def _nested(depth: int, inner: str = "1") -> str:
+    """``inner`` inside ``depth`` JSON arrays, as text."""
+    return "[" * depth + inner + "]" * depth
+
+
+def refused_channel_texts(targets: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """``(family, text)`` pairs of channel messages no receiver may get, for a channel whose
+    known receivers are ``targets``: text that is not JSON, JSON that is not an object, an
+    object with keys missing or added, a target unknown or not a string, nesting past any
+    move's (whole message, ``msg`` or ``to``) and numbers past any range.
+
+    A page's messages are text, one move ``{"to": target, "msg": body}``. A few texts here
+    are longer than :data:`app.channel.MAX_MESSAGE_BYTES` (the route closes the channel on
+    those before any parsing) or no valid UTF-8 (lone surrogates, which a websocket cannot
+    carry as text): a test over a socket leaves them out."""
+    target, body = targets[0], json.dumps(CHANNEL_BODY)
+    not_json = ["", " ", "{", "}", "[", "nul", "to=controls", "\x00", "\ud800", "\ufeff{}"]
+    not_json += ["{'to': 'controls', 'msg': {}}", '{"to": "controls", "msg": }']
+    not_json += ['{"to": "controls"', f'{{"to": "{target}", "msg": {body}}} trailing']
+    not_json += [f'{{"to": "{target}", "msg": {body},}}', f'{{to: "{target}", msg: {body}}}']
+    for text in not_json:
+        yield "not JSON", text
+    for value in (None, True, 0, -1.5, "controls", [], [target, CHANNEL_BODY], {}):
+        yield "not an object", json.dumps(value)
+    yield "not an object", json.dumps([{"to": target, "msg": CHANNEL_BODY}])
+    yield "missing keys", json.dumps({"to": target})
+    yield "missing keys", json.dumps({"msg": CHANNEL_BODY})
+    for key in ("", "x", "TO", "to ", "__proto__", "constructor", "name", "index"):
+        yield "extra keys", json.dumps({"to": target, "msg": CHANNEL_BODY, key: 1})
+    yield "extra keys", json.dumps({"To": target, "msg": CHANNEL_BODY})
+    unknown = ["", "nope", target.upper(), f" {target}", f"{target} ", f"{target}\x00"]
+    unknown += [target * 2, f"../{target}", "__proto__", "constructor", "toString", "\ud800"]
+    unknown += [",".join(targets), "*", "all"]
+    for name in unknown:
+        yield "unknown target", json.dumps({"to": name, "msg": CHANNEL_BODY})
+    for value in (None, True, 0, 1.5, [], [target], {target: 1}, {"name": target}):
+        yield "target not a string", json.dumps({"to": value, "msg": CHANNEL_BODY})
+    for literal in ("NaN", "Infinity", "-Infinity", "1e400", "9" * 400, "-" + "9" * 4000):
+        yield "target not a string", f'{{"to": {literal}, "msg": {body}}}'
+    for depth in (64, 500, 999, 1000, 1001, 2000, 2040):
+        yield "deep nesting", _nested(depth)
+        yield "deep nesting", f'{{"to": "{target}", "msg": {_nested(depth - 2, body)}}}'
+        yield "deep nesting", f'{{"to": {_nested(depth)}, "msg": {body}}}'
+    yield "deep nesting", '{"a":' * 600 + "1" + "}" * 600
+    for literal in ("1e400", "-1e400", "9" * 4000, "0." + "0" * 4000 + "1", "9" * 5000):
+        yield "huge number", literal
+        yield "huge number", f'[{literal}, {{"to": "{target}", "msg": {body}}}]'
+
+
+def refused_channel_binaries(targets: Sequence[str]) -> Iterator[tuple[str, bytes]]:
+    """``(family, message)`` pairs of binary messages for the channel, which takes text
+    only: empty, control bytes, no UTF-8, a well-formed move's bytes, and what looks like a
+    frame of the session's (:func:`app.channel.frame_message`'s length-prefixed header)."""
+    move = json.dumps({"to": targets[0], "msg": CHANNEL_BODY}).encode("utf-8")
+    yield "empty", b""
+    for data in (b"\x00", b"\x00" * 4096, b"\xff" * 64, b"\xc3", bytes(range(256))):
+        yield "odd bytes", data
+    yield "a move as bytes", move
+    yield "a move as bytes", move.decode("utf-8").encode("utf-16")
+    header = json.dumps({"to": targets[0], "arrays": [["x", "float64", 8, 10**9]]}).encode()
+    yield "a frame", len(header).to_bytes(4, "little") + header
+    yield "a frame", (2**32 - 1).to_bytes(4, "little") + header
