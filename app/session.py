@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
@@ -24,8 +25,14 @@ from app.ticks import Later, Paced, later_by, next_tick, once_page_loaded, run_n
 from app.views.drawn_figures import DrawnFigures
 
 URL_FOLLOWS_S = 1.0
-"""Longest the page's URL lags behind the controls while moves go on the session's channel:
-one URL message per second of moves rather than one per move (each a Bokeh patch)."""
+"""While moves go on the session's channel, the page's URL is written once the controls
+have been still this long (each write is a Bokeh patch: one per pause, not one per move)."""
+
+URL_LAGS_AT_MOST_S = 5.0
+"""The longest the URL lags behind moves that never pause for :data:`URL_FOLLOWS_S`."""
+
+URL_TIMER_SLACK_S = 0.02
+"""A URL timer that fires this close to its time writes rather than waiting again."""
 
 QueryArgs = Mapping[str, Sequence[bytes | str] | bytes | str]
 
@@ -76,6 +83,8 @@ class Session:
         self._lesson_update_due = False
         self._url_due = False
         """Whether a URL write is scheduled (:meth:`_write_url_soon`)."""
+        self._url_quiet_at = self._url_late_at = 0.0
+        """When the scheduled URL write is due: after a pause, or at the latest."""
         self._later_by = later_by(doc) if is_served else _run_at_once
         self.state = SimulationState()
         if query:
@@ -195,11 +204,20 @@ class Session:
         return self.channel is not None and self.channel.connected
 
     def _write_url_soon(self) -> None:
+        now = time.monotonic()
+        self._url_quiet_at = now + URL_FOLLOWS_S
         if not self._url_due:
             self._url_due = True
+            self._url_late_at = now + URL_LAGS_AT_MOST_S
             self._later_by(URL_FOLLOWS_S, self._write_due_url)
 
     def _write_due_url(self) -> None:
+        # One timer at a time, moved on while moves keep coming: a move costs a float.
+        now = time.monotonic()
+        wait = min(self._url_quiet_at, self._url_late_at) - now
+        if wait > URL_TIMER_SLACK_S:
+            self._later_by(wait, self._write_due_url)
+            return
         self._url_due = False
         with pn.io.hold():
             self._write_url()
