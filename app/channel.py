@@ -131,14 +131,22 @@ class SessionChannel:
             return False
         return self.send(frame_message(packed, to, handled=self.handled))
 
-    def send(self, message: bytes) -> bool:
-        """Send one binary ``message`` to the page; False when no page holds the channel
-        (or it has just closed): the caller sends it over Bokeh's websocket instead."""
+    def send_values(self, values: Mapping[str, Any], to: str) -> bool:
+        """Send the page's component ``to`` the new ``values`` of some of its properties, as
+        one JSON text message ``{"to", "values"}``; False as :meth:`send`."""
+        if self._connection is None:
+            return False
+        return self.send(json.dumps({"to": to, "values": values}, separators=(",", ":")))
+
+    def send(self, message: bytes | str) -> bool:
+        """Send one ``message`` to the page (binary for bytes, text for a string); False
+        when no page holds the channel (or it has just closed): the caller sends it over
+        Bokeh's websocket instead."""
         connection = self._connection
         if connection is None:
             return False
         try:
-            self._writing = connection.write_message(message, binary=True)
+            self._writing = connection.write_message(message, binary=isinstance(message, bytes))
         except WebSocketClosedError:
             self._connection = None
             return False

@@ -147,6 +147,13 @@ class Session:
         with pn.io.hold():
             self.lesson = LessonSections(self.model, dark=self.layout.dark)
             self.lesson.why.on_pick_row = self.choose_row
+            if self.channel is not None:
+                for drawn in self.lesson.drawn:
+                    drawn.channel = self.channel
+                    drawn.param.update(
+                        channel_key=self.channel.key, channel_target=f"lesson-{drawn.name}"
+                    )
+                    self.channel.receive_with(drawn.channel_target, drawn.take_message)
             self._lesson_parts = set()  # built from the model as it is now
             self.layout.show_lesson(self.lesson.sections())
 
@@ -172,14 +179,17 @@ class Session:
         with pn.io.hold(), validate(False):
             parts = self.model.refresh(changed)
             self.figures.update(self.model, parts)
+            if self._on_channel() and not self._lesson_needs_lock():
+                # The numbers went on the channel, the lesson's follow in messages of their
+                # own (the page paints the first screen's first); the URL once the moves
+                # pause, in one message.
+                self._lesson_parts |= parts
+                self._update_lesson()
+                self._write_url_soon()
+                return
             if self.lesson is None:
-                if self._on_channel():
-                    # The numbers went on the channel: the URL follows within a second, in
-                    # one message for all the moves of that second.
-                    self._write_url_soon()
-                else:
-                    # No lesson to redraw: the URL goes out with the numbers, in one message.
-                    self._write_url()
+                # No lesson to redraw: the URL goes out with the numbers, in one message.
+                self._write_url()
                 return
         # The plots under the student's hand go out alone, so the browser paints them
         # before it redraws the lesson's figures below.
@@ -194,11 +204,20 @@ class Session:
     def update_lesson_and_url(self) -> None:
         """Bring the lesson's views and the URL up to date with the model."""
         self._lesson_update_due = False
-        parts, self._lesson_parts = self._lesson_parts, set()
         with pn.io.hold(), validate(False):
-            for view in self.lesson.views if self.lesson else ():
-                view.update(self.model, parts)
+            self._update_lesson()
             self._write_url()
+
+    def _lesson_needs_lock(self) -> bool:
+        # The training and assumptions sections, once opened, write Bokeh models of the
+        # session's document: their update runs on a locked tick.
+        lesson = self.lesson
+        return lesson is not None and any(view not in lesson.drawn for view in lesson.views)
+
+    def _update_lesson(self) -> None:
+        parts, self._lesson_parts = self._lesson_parts, set()
+        for view in self.lesson.views if self.lesson else ():
+            view.update(self.model, parts)
 
     def _on_channel(self) -> bool:
         return self.channel is not None and self.channel.connected

@@ -1,7 +1,7 @@
 /*
  * The session's own websocket on the served page (app/channel.py): moves go out on it as
- * short JSON messages, frames of numbers come back as binary messages, both outside
- * Bokeh's document protocol. One per session key, shared by the drawn components of the
+ * short JSON messages, frames of numbers come back as binary messages and a component's
+ * small values as JSON ones, all outside Bokeh's document protocol. One per session key, shared by the drawn components of the
  * page (each component's module carries this file; the first to run defines it).
  *
  * It is an accelerator: until it is open, and once it closes or is refused, `send` says
@@ -40,16 +40,25 @@ globalThis.SdpaChannel ??= (() => {
     };
   }
 
+  /** A message as `{to, kind, body}`: a binary frame, or a text `{to, values}`. */
+  function read(message) {
+    if (message instanceof ArrayBuffer) {
+      const received = frame(message);
+      return { to: received.to, kind: "frame", body: received };
+    }
+    const { to, values } = JSON.parse(message);
+    return { to, kind: "values", body: values };
+  }
+
   function deliver(channel, message) {
-    if (!(message instanceof ArrayBuffer)) return;
-    const received = frame(message);
-    channel.frames += 1;
-    const listener = channel.listeners.get(received.to);
-    if (listener) {
-      listener(received);
+    const received = read(message);
+    if (received.kind === "frame") channel.frames += 1;
+    const handlers = channel.listeners.get(received.to);
+    if (handlers) {
+      handlers[received.kind]?.(received.body);
       return;
     }
-    // A frame that arrives before its component can draw waits for it.
+    // What arrives before its component can draw waits for it.
     const waiting = channel.waiting.get(received.to) ?? [];
     waiting.push(received);
     channel.waiting.set(received.to, waiting);
@@ -86,14 +95,17 @@ globalThis.SdpaChannel ??= (() => {
     return true;
   }
 
-  /** Hand the frames for `to` to `callback`, those that arrived before it first. */
-  function listen(key, to, callback) {
+  /**
+   * Hand what comes for `to` to `handlers` (`frame(frame)` for a frame of numbers,
+   * `values(values)` for the values of properties), what arrived before them first.
+   */
+  function listen(key, to, handlers) {
     const channel = channels.get(key);
     if (!channel) return;
-    channel.listeners.set(to, callback);
+    channel.listeners.set(to, handlers);
     const waiting = channel.waiting.get(to) ?? [];
     channel.waiting.delete(to);
-    for (const received of waiting) callback(received);
+    for (const received of waiting) handlers[received.kind]?.(received.body);
   }
 
   /** Stop handing frames for `to` to anyone (its component was removed). */

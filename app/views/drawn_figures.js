@@ -103,7 +103,9 @@ export function render({ model, el }) {
       record.models = models;
       draw(unpack(model.frame), true);
       model.on("frame", () => draw(unpack(model.frame), false));
-      SdpaChannel.listen(key, config.channel_target, (frame) => draw(unpack(frame), false));
+      SdpaChannel.listen(key, config.channel_target, {
+        frame: (frame) => draw(unpack(frame), false),
+      });
       model.on("remove", () => {
         SdpaChannel.forget(key, config.channel_target);
         PICKS.delete(models.heatmap);

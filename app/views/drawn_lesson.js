@@ -2,8 +2,9 @@
  * The served page's lesson sections drawn in the browser (app/views/drawn_lesson.py): put
  * their markup in, embed their figures' Bokeh items once, and draw and grade them with
  * lesson_drawing.js, as the offline page does; the row comparison and the output draw the
- * numbers the session sends. embedding.js comes before this code (figureModels,
- * followTheme, unpack).
+ * numbers the session sends, on the frame and view properties or on the session's own
+ * channel. embedding.js and channel.js come before this code (figureModels, followTheme,
+ * unpack, SdpaChannel).
  */
 const LessonDrawing = globalThis.SdpaLessonDrawing;
 const Kernel = globalThis.SdpaKernel;
@@ -13,6 +14,12 @@ const ROW_INPUTS = (globalThis.SdpaServedRowInputs ??= new Map());
 
 export function render({ model, el }) {
   const config = model.config;
+  const key = model.channel_key;
+  const target = model.channel_target;
+  // Opened at once (the first screen's components have opened it already, if any).
+  SdpaChannel.open(key);
+  /** What comes on the session's channel for this component, once it can draw it. */
+  const handlers = {};
   const box = document.createElement("div");
   box.className = "sdpa-drawn-lesson";
   // Trusted markup, built once per process by app/export/lesson.py.
@@ -46,13 +53,19 @@ export function render({ model, el }) {
       };
       drawView();
       model.on("view", drawView);
+      handlers.values = (values) => {
+        if (values.view) {
+          collapse.draw(values.view);
+          record.views += 1;
+        }
+      };
     }
     if (models.row_figure) {
       const rows = new LessonDrawing.RowDrawing(models, config.row);
       const outputs = new LessonDrawing.OutputDrawing(models, config.output.dim);
       const { row: rowPart, output: outputPart } = config.parts;
-      const drawFrame = () => {
-        const frame = unpack(model.frame);
+      const drawFrame = (sent = model.frame) => {
+        const frame = unpack(sent);
         if (!frame || !frame.parts || frame.sequence <= record.sequence) return;
         const { n, row } = frame.state;
         if (frame.parts.includes(rowPart)) rows.draw(frame.numbers[rowPart], n, row);
@@ -62,12 +75,16 @@ export function render({ model, el }) {
       };
       globalThis[config.row_input_hook] ??= (input) => ROW_INPUTS.get(input)?.(input.value);
       ROW_INPUTS.set(models.row_input, (value) => {
-        if (typeof value === "number" && Number.isFinite(value)) model.send_msg({ row_input: value });
+        if (typeof value !== "number" || !Number.isFinite(value)) return;
+        if (!SdpaChannel.send(key, target, { row_input: value })) model.send_msg({ row_input: value });
       });
       drawFrame();
-      model.on("frame", drawFrame);
+      model.on("frame", () => drawFrame());
+      handlers.frame = drawFrame;
       model.on("remove", () => ROW_INPUTS.delete(models.row_input));
     }
+    SdpaChannel.listen(key, target, handlers);
+    model.on("remove", () => SdpaChannel.forget(key, target));
   });
   model.on("remove", () => forget(record));
 }

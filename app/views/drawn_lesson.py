@@ -23,7 +23,7 @@ from bokeh.embed import json_item
 from bokeh.models import Model
 from panel.custom import JSComponent
 
-from app.compat import CheckedPageChanges, without_model_definitions, write_to_rendered_models
+from app.compat import CheckedPageChanges, without_model_definitions
 from app.controls_spec import OUTPUT, ROW, ROW_BOUNDS
 from app.derived import OUTPUT_DIM
 from app.export.lesson import (
@@ -225,6 +225,16 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         "frame of app.numbers_out.numbers_frame (sent packed: packed_frame).",
     )
     dark = param.Boolean(default=False, doc="Whether the figures take the dark theme.")
+    channel_key = param.String(
+        default="",
+        doc="The key of the session's own websocket (app/channel.py), which frames and views "
+        "then come on; empty: they come on the frame and view properties only.",
+    )
+    channel_target = param.String(
+        default="",
+        doc="The name the session's channel sends this component's frames and views to, and "
+        "takes its row box's messages from.",
+    )
 
     _esm = component_module((ASSETS / name for name in SCRIPTS), Path(__file__).with_suffix(".js"))
     _stylesheets: ClassVar[list[str]] = [LESSON_FONT_CSS, lesson_css()]
@@ -251,12 +261,17 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         if self._shows_view:
             view = view_of(model.state)
             if view != self.view:
-                write_to_rendered_models(self, "view", view)
+                self.send_values(view=view)
         drawn = parts & self._parts
         if drawn:
             self.send_frame(model, drawn)
 
     def _handle_msg(self, msg: Any) -> None:
+        self.take_message(msg)
+
+    def take_message(self, msg: Any) -> None:
+        """Handle a message from the page (over Bokeh's websocket or the session's own):
+        ``{"row_input": value}``, the row box's value."""
         # The page's message is untrusted: only a finite number picks a query, rounded and
         # kept within the state's bounds, as the file's box does.
         value = finite_number(msg.get("row_input") if isinstance(msg, dict) else None)

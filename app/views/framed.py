@@ -59,6 +59,18 @@ class FramedComponent:
             return
         write_to_rendered_models(self, "frame", frame, sent=packed)
 
+    def send_values(self, **values: Any) -> None:
+        """Set parameters that only flow to the page (``view``…) and send the page their
+        new ``values``: on the session's channel while the page holds it, else written
+        into the page's models (app/compat.py, ``write_to_rendered_models``)."""
+        channel = self.channel
+        if channel is not None and channel.send_values(values, self.channel_target):
+            with param.parameterized.discard_events(self):
+                self.param.update(**values)
+            return
+        for name, value in values.items():
+            write_to_rendered_models(self, name, value)
+
     def _process_param_change(self, params: dict[str, Any]) -> dict[str, Any]:
         params = super()._process_param_change(params)  # type: ignore[misc]
         if params.get("frame"):
