@@ -476,6 +476,20 @@ def channel_frame_header(message: bytes) -> dict[str, Any]:
     return json.loads(message[4 : 4 + length].decode("utf-8"))
 
 
+def is_values_message(text: str) -> bool:
+    """Whether ``text`` is a channel's values message (app/channel.py,
+    ``SessionChannel.send_values``): ``{"to": component, "values": {…}}``."""
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return False
+    return (
+        isinstance(message, dict)
+        and set(message) == {"to", "values"}
+        and isinstance(message["values"], dict)
+    )
+
+
 def default_origin(page: str) -> str:
     """The ``Origin`` a browser sends for a websocket opened by ``page``."""
     parts = urlsplit(page)
@@ -746,10 +760,16 @@ class ProtocolSession:
                 message = await self._channel.read_message()
                 if message is None:
                     break
-                if not isinstance(message, bytes):
-                    self.errors.append(f"channel: a text message {message[:40]!r}")
-                    continue
                 now = time.monotonic()
+                if not isinstance(message, bytes):
+                    # A component's values (the collapse marker's view): not the heatmap's.
+                    if not is_values_message(message):
+                        self.errors.append(f"channel: a text message {message[:40]!r}")
+                    self.bytes_received += len(message)
+                    self.messages_received += 1
+                    self._last_message = now
+                    self._wake()
+                    continue
                 self.bytes_received += len(message)
                 self.messages_received += 1
                 self._last_message = now
