@@ -153,6 +153,15 @@ class SessionChannel:
         self.frames_sent += 1
         return True
 
+    def page_left(self) -> None:
+        """The page sent a message over Bokeh's websocket: it no longer holds the channel
+        (it closed on the page's side, or never opened there), whatever this side still
+        believes. Frames go over Bokeh's websocket from now on, and a connection this side
+        still holds is closed."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
     def close(self) -> None:
         """Forget the key and close the page's connection, if any (the session ended)."""
         _OPEN.pop(self.key, None)

@@ -107,6 +107,7 @@ class Session:
         if self.channel is not None:
             self.channel.receive_with(self.figures.channel_target, self.figures.take_message)
             controls = self.layout.drawn_controls
+            controls.channel = self.channel
             self.channel.receive_with(controls.channel_target, controls.take_message)
         self.state.param.watch(self._on_controls, list(CONTROL_NAMES))
         self.state.param.watch(self._on_preset, "preset")

@@ -65,6 +65,10 @@ Empty or absent: the page has no channel, and moves and frames use Bokeh's webso
 CONTROLS_TARGET = "controls"
 """The receiver a drawn control's move is addressed to on the channel."""
 
+FIGURES_TARGET = "figures"
+"""The component the first screen's frames are addressed to on the channel (the lesson's
+components have targets of their own)."""
+
 HEATMAP_PART = "weights"
 """The model part whose numbers carry the heatmap's image (``weightsImage``): every move
 that changes the image recomputes it (d_k, n and seed change the scores and so the weights,
@@ -774,6 +778,10 @@ class ProtocolSession:
                 self.messages_received += 1
                 self._last_message = now
                 header = channel_frame_header(message)
+                if header.get("to") != FIGURES_TARGET:
+                    # The lesson's row comparison and output.
+                    self._wake()
+                    continue
                 self.newest_frame_parts = set(header.get("parts", []))
                 if HEATMAP_PART in self.newest_frame_parts:
                     self.heatmap_times.append(now)

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import param
 from panel.custom import JSComponent
 
+from app.channel import SessionChannel
 from app.compat import CheckedPageChanges
 from app.controls_spec import CONTROL_BY_NAME, Control, nearest_on_grid
 from app.state import SimulationState
@@ -210,7 +211,13 @@ class DrawnControls(CheckedPageChanges, JSComponent):
         self._on_page = dict(self.values)
         self._send_msg({"values": self.values})
 
+    channel: SessionChannel | None = None
+    """The session's own websocket, where the page's moves come while it holds it."""
+
     def _handle_msg(self, msg: Any) -> None:
+        # A move over Bokeh's websocket: the page does not hold the channel (any more).
+        if self.channel is not None:
+            self.channel.page_left()
         self.take_message(msg)
 
     def take_message(self, msg: Any) -> None:

@@ -221,9 +221,6 @@ class DrawnFigures(CheckedPageChanges, FramedComponent, JSComponent):
         if drawn:
             self.send_frame(model, drawn)
 
-    def _handle_msg(self, msg: Any) -> None:
-        self.take_message(msg)
-
     def take_message(self, msg: Any) -> None:
         """Handle a message from the page (over Bokeh's websocket or the session's own):
         ``{"row": y}``, a click on the heatmap at height ``y``."""

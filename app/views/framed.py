@@ -59,6 +59,15 @@ class FramedComponent:
             return
         write_to_rendered_models(self, "frame", frame, sent=packed)
 
+    def _handle_msg(self, msg: Any) -> None:
+        # A message over Bokeh's websocket: the page does not hold the channel (any more).
+        if self.channel is not None:
+            self.channel.page_left()
+        self.take_message(msg)
+
+    def take_message(self, msg: Any) -> None:
+        """Handle a message from the page (over Bokeh's websocket or the session's own)."""
+
     def send_values(self, **values: Any) -> None:
         """Set parameters that only flow to the page (``view``…) and send the page their
         new ``values``: on the session's channel while the page holds it, else written
