@@ -22,6 +22,7 @@ from browser_support import (
 )
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Response
 
+from app.controls_spec import D_K_GRID
 from app.views.first_screen import GATE_LABEL
 
 PAGE_TIMEOUT_MS = 20_000
@@ -286,6 +287,18 @@ class AppPage:
         handle = self.page.get_by_role("slider", name=slider, exact=True)
         handle.focus()
         handle.press(key)
+
+    def step_d_k(self, presses: int = 1, start: int = 64) -> int:
+        """Press ArrowRight on the d_k slider ``presses`` times from ``start``; wait until
+        the heatmap's weights, both histograms and the URL show the new d_k; return it."""
+        self.mark("weight")
+        for _ in range(presses):
+            self.press("d_k (key dimension)", "ArrowRight")
+        d_k = D_K_GRID[D_K_GRID.index(start) + presses]
+        self.wait_changed("weight")
+        self.wait_histograms(d_k)
+        self.wait_url(d_k=str(d_k))
+        return d_k
 
     def server_errors(self) -> str:
         """Server log records written since this page was created that report an error.

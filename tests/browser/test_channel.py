@@ -16,8 +16,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.browser
 
-D_K = "d_k (key dimension)"
-
 CHANNEL_STATUS_JS = """() => {
   const record = window.SdpaDrawnFigures && window.SdpaDrawnFigures[0];
   return record ? SdpaChannel.status(record.channel) : null;
@@ -34,19 +32,6 @@ CHANNEL_ADDRESS = re.compile(r"/channel\?key=")
 
 def _status(app_page: AppPage) -> dict[str, Any] | None:
     return app_page.page.evaluate(CHANNEL_STATUS_JS)
-
-
-def _move_d_k_and_wait(app_page: AppPage, presses: int = 2) -> int:
-    """Press ArrowRight on d_k ``presses`` times from 64; wait until the heatmap, the
-    histograms and the URL show the new d_k; return it."""
-    app_page.mark("weight")
-    for _ in range(presses):
-        app_page.press(D_K, "ArrowRight")
-    d_k = D_K_GRID[D_K_GRID.index(64) + presses]
-    app_page.wait_changed("weight")
-    app_page.wait_histograms(d_k)
-    app_page.wait_url(d_k=str(d_k))
-    return d_k
 
 
 def _wait_lesson_moved(app_page: AppPage, before: list[list[int]]) -> None:
@@ -69,7 +54,7 @@ def test_moves_and_frames_travel_on_the_channel(app_page: AppPage) -> None:
     before = _status(app_page)
     lesson_before = app_page.page.evaluate(LESSON_FRAMES_JS)
 
-    _move_d_k_and_wait(app_page)
+    app_page.step_d_k(2)
     _wait_lesson_moved(app_page, lesson_before)
 
     after = _status(app_page)
@@ -89,7 +74,7 @@ def test_a_refused_channel_leaves_the_page_on_bokehs_websocket(app_page: AppPage
     app_page.page.wait_for_function(f"() => ({CHANNEL_STATUS_JS})()?.state === 'closed'")
     lesson_before = app_page.page.evaluate(LESSON_FRAMES_JS)
 
-    _move_d_k_and_wait(app_page)
+    app_page.step_d_k(2)
     _wait_lesson_moved(app_page, lesson_before)
 
     status = _status(app_page)
@@ -110,18 +95,13 @@ def test_a_channel_that_closes_mid_session_hands_over_to_bokehs_websocket(
     app_page.page.route_web_socket(CHANNEL_ADDRESS, relay)
     app_page.open("?n=16")
     app_page.page.wait_for_function(f"() => ({CHANNEL_STATUS_JS})()?.state === 'open'")
-    _move_d_k_and_wait(app_page, presses=1)
+    app_page.step_d_k()
     frames_on_channel = _status(app_page)["frames"]
     assert frames_on_channel > 0
 
     routes[0].close(code=1001, reason="closed by the test")
     app_page.page.wait_for_function(f"() => ({CHANNEL_STATUS_JS})()?.state === 'closed'")
     lesson_before = app_page.page.evaluate(LESSON_FRAMES_JS)
-    app_page.mark("weight")
-    app_page.press(D_K, "ArrowRight")
-    d_k = D_K_GRID[D_K_GRID.index(64) + 2]
-    app_page.wait_changed("weight")
-    app_page.wait_histograms(d_k)
-    app_page.wait_url(d_k=str(d_k))
+    app_page.step_d_k(start=D_K_GRID[D_K_GRID.index(64) + 1])
     _wait_lesson_moved(app_page, lesson_before)
     assert _status(app_page)["frames"] == frames_on_channel

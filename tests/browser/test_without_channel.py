@@ -9,14 +9,10 @@ from typing import TYPE_CHECKING
 import pytest
 from browser_support import AppServer, start_server, stop_server
 
-from app.controls_spec import D_K_GRID
-
 if TYPE_CHECKING:
     from conftest import AppPage
 
 pytestmark = pytest.mark.browser
-
-D_K = "d_k (key dimension)"
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +37,7 @@ def test_a_page_without_a_channel_moves_over_bokehs_websocket(app_page: AppPage)
         "() => window.SdpaDrawnLessons.reduce((sum, r) => sum + r.frames, 0)"
     )
 
-    app_page.mark("weight")
-    app_page.press(D_K, "ArrowRight")
-    d_k = D_K_GRID[D_K_GRID.index(64) + 1]
-    app_page.wait_changed("weight")
-    app_page.wait_histograms(d_k)
-    app_page.wait_url(d_k=str(d_k))
+    app_page.step_d_k()
     app_page.page.wait_for_function(
         "(before) => window.SdpaDrawnLessons.reduce((sum, r) => sum + r.frames, 0) > before",
         arg=lesson_before,
