@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import struct
 import weakref
 from collections.abc import Callable, Mapping
@@ -45,13 +46,9 @@ from bokeh.util.token import generate_session_id
 from panel.io.state import set_curdoc
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
+from app.channel_address import CHANNEL_KEY, CHANNEL_PATHS
+
 log = logging.getLogger("sdpa_sim.channel")
-
-CHANNEL_NAME = "channel"
-"""The channel's address relative to the page's (``/main`` → ``/channel``)."""
-
-CHANNEL_PATHS = ("/channel", "/main/channel")
-"""Where the channel is mounted: relative to the app's page (``/main``, or ``/main/``)."""
 
 ENABLED_ENV = "SDPA_SIM_CHANNEL"
 """Set to ``1`` where the channel is mounted (:func:`enable`): plain ``panel serve`` and a
@@ -340,7 +337,7 @@ class ChannelHandler(WebSocketHandler):
 
     def open(self) -> None:
         """Attach to the session the key names, or close with :data:`UNKNOWN_SESSION`."""
-        key = self.get_query_argument("key", "")
+        key = self.get_query_argument(CHANNEL_KEY, "")
         channel = open_channel(key) if key else None
         if channel is None:
             self.close(UNKNOWN_SESSION, "no such session here")
@@ -365,7 +362,7 @@ class ChannelHandler(WebSocketHandler):
             self._channel = None
 
 
-ROUTES = [(r"/(?:main/)?channel", ChannelHandler)]
+ROUTES = [(f"(?:{'|'.join(re.escape(path) for path in CHANNEL_PATHS)})", ChannelHandler)]
 """What ``panel serve --plugins app.channel`` mounts: the :data:`CHANNEL_PATHS`."""
 
 

@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from bokeh.util.token import check_session_id_signature
 
+from app.channel_address import CHANNEL_KEY, CHANNEL_PATHS
 from app.request_guard import (
     WEBSOCKET_SUFFIX,
     is_page_request,
@@ -31,14 +32,6 @@ from app.request_guard import (
 
 HEAD_END = b"\r\n\r\n"
 """Where a request's head ends (HTTP/1.1 lines end in CRLF)."""
-
-CHANNEL_PATHS = ("/channel", "/main/channel")
-"""Where a session's own websocket is mounted: :data:`app.channel.CHANNEL_PATHS`, kept here
-too so the front imports neither Panel nor NumPy (app/channel.py does); a test checks that
-the two agree."""
-
-CHANNEL_KEY = "key"
-"""The query argument the channel's websocket carries its key in (``/channel?key=KEY``)."""
 
 MAX_HEAD_BYTES = 65536
 """The most of a head the front looks at: Tornado refuses longer heads itself (its default
