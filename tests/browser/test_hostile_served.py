@@ -266,7 +266,7 @@ def valid(kind: str, record: ModelRecord) -> bool:
 
 
 async def send_bad_values(url: str) -> tuple[ProtocolSession, dict[str, ModelRecord]]:
-    session = ProtocolSession(url, timeout=TIMEOUT, echo=False)
+    session = ProtocolSession(url, timeout=TIMEOUT, echo=False, channel=False)
     await session.open()
     await session.send_document_ready()
     await open_more_controls(session)
