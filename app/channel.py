@@ -28,6 +28,7 @@ same message over Bokeh's websocket.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -44,6 +45,7 @@ from bokeh.server.util import check_allowlist
 from bokeh.settings import settings
 from bokeh.util.token import generate_session_id
 from panel.io.state import set_curdoc
+from tornado.ioloop import IOLoop
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from app.channel_address import CHANNEL_KEY, CHANNEL_PATHS
@@ -95,6 +97,7 @@ class SessionChannel:
         self._doc = doc
         self._receivers: dict[str, Receiver] = {}
         self._connection: ChannelHandler | None = None
+        self._loop: IOLoop | None = None
         self._writing: Any = None
         """The future of the last frame written, until the socket has taken it."""
         self.frames_sent = 0
@@ -115,6 +118,12 @@ class SessionChannel:
     def connected(self) -> bool:
         """Whether a page holds the channel open: frames go out on it."""
         return self._connection is not None
+
+    @property
+    def loop(self) -> IOLoop | None:
+        """The event loop the page's connection runs on while a page holds the channel,
+        else None: where the session sends frames from, outside the document's lock."""
+        return self._loop if self._connection is not None else None
 
     @property
     def writing(self) -> bool:
@@ -142,12 +151,21 @@ class SessionChannel:
         connection = self._connection
         if connection is None:
             return False
+        self.frames_sent += 1
+        if self._on_loop_thread():
+            return self._write(connection, message)
+        # Bokeh 3.10 runs a session's locked callbacks in worker threads; Tornado's socket
+        # is the event loop's alone.
+        self._call_on_loop(self._write, connection, message)
+        return True
+
+    def _write(self, connection: ChannelHandler, message: bytes | str) -> bool:
         try:
             self._writing = connection.write_message(message, binary=isinstance(message, bytes))
         except WebSocketClosedError:
-            self._connection = None
+            if self._connection is connection:
+                self._connection = None
             return False
-        self.frames_sent += 1
         return True
 
     def page_left(self) -> None:
@@ -157,14 +175,32 @@ class SessionChannel:
         still holds is closed."""
         connection, self._connection = self._connection, None
         if connection is not None:
-            connection.close()
+            self._call_on_loop(connection.close)
 
     def close(self) -> None:
         """Forget the key and close the page's connection, if any (the session ended)."""
         _OPEN.pop(self.key, None)
         connection, self._connection = self._connection, None
         if connection is not None:
-            connection.close()
+            self._call_on_loop(connection.close)
+
+    def _on_loop_thread(self) -> bool:
+        loop = self._loop
+        if loop is None:
+            return True
+        try:
+            return asyncio.get_running_loop() is loop.asyncio_loop
+        except RuntimeError:
+            return False
+
+    def _call_on_loop(self, function: Callable[..., Any], *args: Any) -> None:
+        """Call ``function(*args)`` now on the connection's event loop, or soon from
+        another thread (``add_callback`` is the one IOLoop method safe from any thread)."""
+        loop = self._loop
+        if loop is None or self._on_loop_thread():
+            function(*args)
+        else:
+            loop.add_callback(function, *args)
 
     def _on_destroyed(self, session_context: object) -> None:
         self.close()
@@ -174,6 +210,7 @@ class SessionChannel:
     def attach(self, connection: ChannelHandler) -> None:
         """``connection`` is the page's channel from now on (a previous one is closed)."""
         previous, self._connection = self._connection, connection
+        self._loop = IOLoop.current()
         if previous is not None and previous is not connection:
             previous.close(REPLACED, "replaced by a newer connection")
 

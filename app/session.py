@@ -9,6 +9,7 @@ from functools import partial
 import panel as pn
 from bokeh.core.property.validation import validate
 from panel.io.location import Location
+from tornado.ioloop import IOLoop
 
 from app.channel import SessionChannel
 from app.channel import enabled as channel_enabled
@@ -73,7 +74,7 @@ class Session:
             pace = Paced(
                 doc,
                 writes_pending=partial(self._writes_pending, doc),
-                unlocked=self._on_channel,
+                off_lock_loop=self._channel_loop,
             )
         self._pace = pace or run_now
         self._changed_controls: set[str] = set()
@@ -222,6 +223,9 @@ class Session:
 
     def _on_channel(self) -> bool:
         return self.channel is not None and self.channel.connected
+
+    def _channel_loop(self) -> IOLoop | None:
+        return self.channel.loop if self.channel is not None else None
 
     def _write_url_soon(self) -> None:
         now = time.monotonic()

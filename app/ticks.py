@@ -97,15 +97,16 @@ class Paced:
         doc: Document,
         clock: Callable[[], float] = time.perf_counter,
         writes_pending: Callable[[], bool] = lambda: False,
-        unlocked: Callable[[], bool] = lambda: False,
+        off_lock_loop: Callable[[], IOLoop | None] = lambda: None,
     ) -> None:
         self._doc = doc
         self._clock = clock
         self._writes_pending = writes_pending
-        self._unlocked = unlocked
-        """Whether an update may run now outside the document's lock: it then sends its
-        numbers on the session's own channel, and whatever it changes of the document
-        Panel applies on a locked tick of its own."""
+        self._off_lock_loop = off_lock_loop
+        """The event loop an update may run on now outside the document's lock, or None: it
+        then sends its numbers on the session's own channel, and whatever it changes of the
+        document Panel applies on a locked tick of its own. Asked, not taken here: Bokeh
+        3.10 applies a page's changes in a worker thread, which has no event loop."""
         self._not_before = 0.0
         """When, on ``clock``, the next update may start."""
         self._in_flight = False
@@ -118,13 +119,14 @@ class Paced:
         self._schedule(callback, self._not_before - now, now)
 
     def _schedule(self, callback: Callable[[], None], wait: float, asked: float) -> None:
-        if self._unlocked():
+        loop = self._off_lock_loop()
+        if loop is not None:
             # A plain event-loop callback: Bokeh's locked next-tick callback costs a
             # measured share of a move (docs/performance.md, *Sixth series*).
-            loop = IOLoop.current()
+            # ``add_callback`` is the one IOLoop method safe from any thread.
             due = partial(_run_unlocked, self._doc, partial(self._when_due, callback, asked))
             if wait > 0:
-                loop.call_later(wait, due)
+                loop.add_callback(loop.call_later, wait, due)
             else:
                 loop.add_callback(due)
             return
@@ -144,7 +146,7 @@ class Paced:
                 self._schedule(callback, self._not_before - now, asked)
                 return
         self._in_flight = True
-        if self._unlocked():
+        if self._off_lock_loop() is not None:
             try:
                 callback()
             finally:

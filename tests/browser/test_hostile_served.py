@@ -329,7 +329,9 @@ def test_a_bad_slider_index_is_put_back_where_the_state_is(app_server, value: An
     mark = app_server.log_size()
 
     async def scenario() -> tuple[Any, Any]:
-        session = ProtocolSession(f"{app_server.url}?d_k=64", timeout=TIMEOUT, echo=False)
+        session = ProtocolSession(
+            f"{app_server.url}?d_k=64", timeout=TIMEOUT, echo=False, channel=False
+        )
         try:
             await session.open()
             await session.send_document_ready()
