@@ -15,7 +15,9 @@ and sending what :func:`numbers_frame` returns. A frame is::
 row-major, flat, contiguous float32 (what Bokeh and Panel send as binary buffers), n×n or
 n×d_v with n the frame state's; the other arrays keep the dtype their numbers have (the
 histograms' edges float32, their densities and curves float64, which the CSV download
-writes digit for digit). The field names are the drawing code's (camelCase), so a frame
+writes digit for digit); on the way to the page, :func:`packed_frame` sends a weights
+image larger than :data:`PACK_LIMIT` as two-byte codes (app/weight_codes.py) the page
+decodes back to float32. The field names are the drawing code's (camelCase), so a frame
 reaches it as it is; the page receives :data:`FRAME_FIELDS` in its config, and the offline
 source keeps exactly these fields of what kernel.js computes.
 """
@@ -32,6 +34,7 @@ import numpy as np
 from app.controls_spec import CONTROL_NAMES, HISTOGRAMS, OUTPUT, ROW, SCORES, WEIGHTS
 from app.derived import HistogramFrame, WeightsFrame
 from app.model import SimulationModel
+from app.weight_codes import CODE_NAME, code_spec, decode_weights, encode_weights
 
 HISTOGRAM_FIELDS = (
     "left",
@@ -206,6 +209,10 @@ PACK_LIMIT = 65_536
 """Arrays of at most this many elements are packed; a larger one travels alone (one buffer
 of its own costs nothing next to its size, and packing it would copy it)."""
 
+CODED_IMAGES: Mapping[str, tuple[str, ...]] = MappingProxyType({WEIGHTS: ("weightsImage",)})
+"""Each part → its images that travel as two-byte codes (app/weight_codes.py) once larger
+than the pack limit: a temperature move at n = 1024 then sends 2 MiB, not 4."""
+
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 """How a packed frame's text writes a float JSON has no number for: ``{"float": name}``
 (JavaScript's ``Number(name)`` reads each name back)."""
@@ -223,19 +230,26 @@ def packed_frame(frame: Mapping[str, object], limit: int = PACK_LIMIT) -> dict:
     ``text`` is the JSON of the frame's ``state`` and ``numbers``, with each small float array
     moved into one array per dtype (``packed[dtype]``) and written as ``{"packed": dtype,
     "start": i, "length": k}``, each larger or other array kept whole (``packed["alone-j"]``,
-    written ``{"alone": "alone-j"}``) and each non-finite float written ``{"float": name}``
-    (:data:`NON_FINITE`). Why: each array Bokeh sends is a binary buffer of its own, two
-    websocket messages and a write (a move at n = 32 carried 15), and every key and value of
-    a dict property is walked by Bokeh when it is set and again when it is serialised (~300
-    per frame, docs/performance.md "CPU per move"); one string is walked once. ``sequence``
+    written ``{"alone": "alone-j"}``; a large image of :data:`CODED_IMAGES` as its uint16
+    codes, written ``{"alone": "alone-j", "code": spec}``, app/weight_codes.py) and each
+    non-finite float written ``{"float": name}`` (:data:`NON_FINITE`). Why: each array Bokeh
+    sends is a binary buffer of its own, two websocket messages and a write (a move at
+    n = 32 carried 15), and every key and value of a dict property is walked by Bokeh when
+    it is set and again when it is serialised (~300 per frame, docs/performance.md "CPU per
+    move"); one string is walked once. ``sequence``
     and ``parts`` stay outside, for who only needs to know what a frame answers.
     :func:`unpacked_frame` and the page's drawing code (app/views/embedding.js, ``unpack``)
     restore the frame."""
+    numbers = _with_codes(frame["numbers"], limit)
     pieces: dict[str, list[np.ndarray]] = {dtype: [] for dtype in PACKED_DTYPES}
     sizes = dict.fromkeys(PACKED_DTYPES, 0)
     alone: dict[str, np.ndarray] = {}
 
     def pack(value: object) -> object:
+        if isinstance(value, _Coded):
+            key = f"alone-{len(alone)}"
+            alone[key] = value.codes
+            return {"alone": key, "code": value.spec}
         if isinstance(value, Mapping):
             return {str(key): pack(item) for key, item in value.items()}
         if isinstance(value, list | tuple):
@@ -259,7 +273,7 @@ def packed_frame(frame: Mapping[str, object], limit: int = PACK_LIMIT) -> dict:
         return value
 
     text = json.dumps(
-        {"state": pack(frame["state"]), "numbers": pack(frame["numbers"])},
+        {"state": pack(frame["state"]), "numbers": pack(numbers)},
         allow_nan=False,
         separators=(",", ":"),
     )
@@ -273,8 +287,8 @@ def packed_frame(frame: Mapping[str, object], limit: int = PACK_LIMIT) -> dict:
 
 
 def unpacked_frame(frame: Mapping[str, object]) -> dict:
-    """The frame :func:`packed_frame` packed, its arrays views into the packed ones (a frame
-    without ``text`` comes back as it is)."""
+    """The frame :func:`packed_frame` packed, its arrays views into the packed ones and its
+    coded images decoded to float32 (a frame without ``text`` comes back as it is)."""
     text = frame.get("text")
     if not isinstance(text, str):
         return dict(frame)
@@ -286,6 +300,13 @@ def unpacked_frame(frame: Mapping[str, object]) -> dict:
             return packed[value["packed"]][start : start + value["length"]]
         if set(value) == {"alone"}:
             return packed[value["alone"]]
+        code = value.get("code")
+        if (
+            set(value) == {"alone", "code"}
+            and isinstance(code, dict)
+            and code.get("name") == CODE_NAME
+        ):
+            return decode_weights(packed[value["alone"]], code)
         if set(value) == {"float"} and value["float"] in NON_FINITE:
             return NON_FINITE[value["float"]]
         return value
@@ -297,3 +318,28 @@ def unpacked_frame(frame: Mapping[str, object]) -> dict:
         "parts": list(frame["parts"]),
         "numbers": body["numbers"],
     }
+
+
+class _Coded:
+    """An image's two-byte codes and the spec that decodes them, for :func:`packed_frame`."""
+
+    __slots__ = ("codes", "spec")
+
+    def __init__(self, codes: np.ndarray, spec: dict[str, object]) -> None:
+        self.codes = codes
+        self.spec = spec
+
+
+def _with_codes(numbers: Mapping[str, object], limit: int) -> Mapping[str, object]:
+    """``numbers`` with each image of :data:`CODED_IMAGES` larger than ``limit`` elements
+    replaced by its codes (a copy of the parts it changes; the frame stays as it was)."""
+    coded = dict(numbers)
+    for part, fields in CODED_IMAGES.items():
+        values = numbers.get(part)
+        if not isinstance(values, Mapping):
+            continue
+        for field in fields:
+            image = values.get(field)
+            if isinstance(image, np.ndarray) and image.size > limit:
+                coded[part] = {**coded[part], field: _Coded(encode_weights(image), code_spec())}
+    return coded

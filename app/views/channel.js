@@ -9,7 +9,7 @@
  * frames there too. Frames carry their sequence, so the drawing code keeps the newest.
  */
 globalThis.SdpaChannel ??= (() => {
-  const TYPED = { float32: Float32Array, float64: Float64Array };
+  const TYPED = { float32: Float32Array, float64: Float64Array, uint16: Uint16Array };
   /** By key: { socket, state, listeners: Map(to → callback), waiting: Map(to → frames) }. */
   const channels = new Map();
 

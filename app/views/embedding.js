@@ -58,11 +58,36 @@ function followTheme(managers, theme, model) {
 
 const TYPED_ARRAYS = { float32: Float32Array, float64: Float64Array };
 
+/** By a code's spec (as JSON): the float32 value of each of its 65,536 codes. */
+const CODE_TABLES = new Map();
+
+/**
+ * The float32 weights two-byte `codes` stand for under `code` (app/weight_codes.py,
+ * code_spec): code c is e^(lnMax − c / steps), except the three reserved for +inf, 0 and
+ * NaN. One table lookup per cell.
+ */
+function decodedWeights(codes, code) {
+  const key = JSON.stringify(code);
+  let table = CODE_TABLES.get(key);
+  if (!table) {
+    table = new Float32Array(65536);
+    for (let c = 0; c < table.length; c++) table[c] = Math.exp(code.lnMax - c / code.steps);
+    table[code.inf] = Infinity;
+    table[code.zero] = 0;
+    table[code.nan] = NaN;
+    CODE_TABLES.set(key, table);
+  }
+  const weights = new Float32Array(codes.length);
+  for (let i = 0; i < codes.length; i++) weights[i] = table[codes[i]];
+  return weights;
+}
+
 /**
  * `frame` as the session built it (app/numbers_out.py, packed_frame): `{sequence, parts,
  * text, packed}` → `{sequence, parts, state, numbers}`, the state and numbers read from
  * `text`, each `{packed: dtype, start, length}` in it a view of that many elements of
- * `packed[dtype]`, each `{alone: key}` the array `packed[key]`, each `{float: name}` the
+ * `packed[dtype]`, each `{alone: key}` the array `packed[key]`, each `{alone: key, code}`
+ * the weights its two-byte codes stand for (decodedWeights), each `{float: name}` the
  * number `name` spells (NaN, Infinity, -Infinity). A frame without `text` is returned as
  * it is.
  */
@@ -82,6 +107,9 @@ function unpack(frame) {
       return view(value);
     }
     if (keys === 1 && "alone" in value) return packed[value.alone];
+    if (keys === 2 && "alone" in value && typeof value.code === "object") {
+      return decodedWeights(packed[value.alone], value.code);
+    }
     if (keys === 1 && "float" in value) return Number(value.float);
     return value;
   };
