@@ -60,16 +60,15 @@ def later_by(doc: Document) -> Callable[[float, Callable[[], None]], None]:
     return run_later
 
 
-async def _run_in(doc: Document, callback: Callable[[], None]) -> None:
-    # A coroutine, so it runs on the server's event loop and Panel sends what pn.io.hold()
-    # collects there as one message instead of one per change.
-    with set_curdoc(doc):
-        callback()
-
-
 def _run_unlocked(doc: Document, callback: Callable[[], None]) -> None:
     with set_curdoc(doc):
         callback()
+
+
+async def _run_in(doc: Document, callback: Callable[[], None]) -> None:
+    # A coroutine, so it runs on the server's event loop and Panel sends what pn.io.hold()
+    # collects there as one message instead of one per change.
+    _run_unlocked(doc, callback)
 
 
 WRITE_POLL_S = 0.005

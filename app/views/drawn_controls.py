@@ -25,10 +25,10 @@ from typing import Any, ClassVar
 import param
 from panel.custom import JSComponent
 
-from app.channel import SessionChannel
 from app.compat import CheckedPageChanges
 from app.controls_spec import CONTROL_BY_NAME, Control, nearest_on_grid
 from app.state import SimulationState
+from app.views.framed import ChannelReceiver
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def drawable(name: str) -> bool:
     return control is not None and control.widget in DRAWN_WIDGETS
 
 
-class DrawnControls(CheckedPageChanges, JSComponent):
+class DrawnControls(CheckedPageChanges, ChannelReceiver, JSComponent):
     """Sliders and switches of ``names``, bound to ``state``.
 
     A slider's position is an index into its grid: the page sends ``{"name", "index"}``, a
@@ -210,15 +210,6 @@ class DrawnControls(CheckedPageChanges, JSComponent):
             self.values = self._values()
         self._on_page = dict(self.values)
         self._send_msg({"values": self.values})
-
-    channel: SessionChannel | None = None
-    """The session's own websocket, where the page's moves come while it holds it."""
-
-    def _handle_msg(self, msg: Any) -> None:
-        # A move over Bokeh's websocket: the page does not hold the channel (any more).
-        if self.channel is not None:
-            self.channel.page_left()
-        self.take_message(msg)
 
     def take_message(self, msg: Any) -> None:
         """Handle a move from the page (over Bokeh's websocket or the session's own):

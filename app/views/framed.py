@@ -26,7 +26,26 @@ def finite_number(value: object) -> int | float | None:
     return value
 
 
-class FramedComponent:
+class ChannelReceiver:
+    """Mixin (before ``JSComponent`` among the bases) for a drawn component whose page sends
+    its messages on the session's own websocket while it holds it, over Bokeh's otherwise:
+    both reach :meth:`take_message`."""
+
+    channel: SessionChannel | None = None
+    """The session's own websocket (app/channel.py): messages go out on it while the page
+    holds it open, over Bokeh's websocket otherwise."""
+
+    def _handle_msg(self, msg: Any) -> None:
+        # A message over Bokeh's websocket: the page does not hold the channel (any more).
+        if self.channel is not None:
+            self.channel.page_left()
+        self.take_message(msg)
+
+    def take_message(self, msg: Any) -> None:
+        """Handle a message from the page (over Bokeh's websocket or the session's own)."""
+
+
+class FramedComponent(ChannelReceiver):
     """Mixin (before ``JSComponent`` among the bases) for a drawn component with a
     ``frame`` parameter: each frame of :func:`app.numbers_out.numbers_frame` takes the next
     number, and travels packed (:func:`app.numbers_out.packed_frame`), a new page's first
@@ -34,10 +53,6 @@ class FramedComponent:
 
     sequence = 0
     """The last frame's number: each frame takes the next."""
-
-    channel: SessionChannel | None = None
-    """The session's own websocket (app/channel.py): frames go out on it while the page
-    holds it open, over Bokeh's websocket otherwise."""
 
     channel_target = ""
     """The name the page's channel hands this component's frames to."""
@@ -58,15 +73,6 @@ class FramedComponent:
                 self.frame = frame
             return
         write_to_rendered_models(self, "frame", frame, sent=packed)
-
-    def _handle_msg(self, msg: Any) -> None:
-        # A message over Bokeh's websocket: the page does not hold the channel (any more).
-        if self.channel is not None:
-            self.channel.page_left()
-        self.take_message(msg)
-
-    def take_message(self, msg: Any) -> None:
-        """Handle a message from the page (over Bokeh's websocket or the session's own)."""
 
     def send_values(self, **values: Any) -> None:
         """Set parameters that only flow to the page (``view``…) and send the page their

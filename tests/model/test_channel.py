@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,6 +34,7 @@ from app.session import Session
 from app.state import SimulationState
 from app.views.drawn_controls import DrawnControls, drawable
 from model.test_drawn_figures import GOOD, JSON, N, bad_messages, picked
+from model.test_ticks import LoopThread, in_a_thread_without_a_loop
 
 TARGETS = ("controls", "figures")
 """The receivers a served session's channel knows (the drawn controls and figures)."""
@@ -251,6 +253,47 @@ def test_an_unconnected_channel_sends_nothing(channel: SessionChannel) -> None:
     assert channel.send_frame(packed, "figures") is False
     assert channel.send(b"frame") is False
     assert channel.frames_sent == 0
+
+
+class RecordingConnection:
+    """Stands for the page's websocket: records the thread each write and close ran on."""
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[int, bytes | str]] = []
+        self.closed_on: int | None = None
+        self.done = threading.Event()
+
+    def write_message(self, message: bytes | str, binary: bool = False) -> None:
+        self.writes.append((threading.get_ident(), message))
+        self.done.set()
+
+    def close(self, code: int | None = None, reason: str | None = None) -> None:
+        self.closed_on = threading.get_ident()
+        self.done.set()
+
+
+def test_a_worker_threads_frame_and_close_run_on_the_connections_loop(
+    channel: SessionChannel,
+) -> None:
+    """Bokeh 3.10 applies a page's changes in worker threads, which have no event loop; a
+    socket is its event loop's alone."""
+    served = LoopThread()
+    try:
+        connection = RecordingConnection()
+        attached = threading.Event()
+        served.loop.add_callback(lambda: (channel.attach(connection), attached.set()))
+        assert attached.wait(10)
+        assert channel.loop is served.loop
+        sent: list[bool] = []
+        in_a_thread_without_a_loop(lambda: sent.append(channel.send(b"frame")))
+        assert connection.done.wait(10) and sent == [True]
+        assert connection.writes == [(served.ident, b"frame")] and channel.frames_sent == 1
+        connection.done.clear()
+        in_a_thread_without_a_loop(channel.page_left)
+        assert connection.done.wait(10) and connection.closed_on == served.ident
+        assert not channel.connected and channel.loop is None
+    finally:
+        served.stop()
 
 
 # --- The receivers, through the channel -------------------------------------------------------

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import threading
 from collections.abc import Callable
 
 import pytest
+from tornado.ioloop import IOLoop
 
 from app.ticks import WRITE_POLL_S, WRITE_WAIT_LIMIT_S, Paced
 
@@ -146,3 +149,64 @@ def test_a_session_whose_writes_never_end_still_gets_the_last_value() -> None:
             doc.timeouts.clear()
             clock.now += 1.0
     assert clock.now - 100.0 >= WRITE_WAIT_LIMIT_S
+
+
+class LoopThread:
+    """A Tornado event loop running in a thread of its own, as a served session's is."""
+
+    def __init__(self) -> None:
+        ready = threading.Event()
+        self.loop: IOLoop | None = None
+        self.ident = 0
+
+        def serve() -> None:
+            asyncio.set_event_loop(asyncio.new_event_loop())
+            self.loop, self.ident = IOLoop.current(), threading.get_ident()
+            ready.set()
+            self.loop.start()
+
+        self.thread = threading.Thread(target=serve, daemon=True)
+        self.thread.start()
+        assert ready.wait(10), "the event loop did not start"
+
+    def stop(self) -> None:
+        """Stop the loop and wait for its thread."""
+        self.loop.add_callback(self.loop.stop)
+        self.thread.join(10)
+
+
+def in_a_thread_without_a_loop(function: Callable[[], object]) -> None:
+    """Call ``function`` in a fresh thread, which has no event loop (as the worker threads
+    Bokeh 3.10 applies a page's changes in), and wait for it."""
+    failures: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            function()
+        except BaseException as error:  # handed to the test's thread
+            failures.append(error)
+
+    thread = threading.Thread(target=call)
+    thread.start()
+    thread.join(10)
+    assert not failures, failures
+
+
+def test_an_update_off_the_lock_runs_on_the_loop_whichever_thread_asks() -> None:
+    served = LoopThread()
+    try:
+        doc, ran, where = FakeDocument(), threading.Event(), []
+
+        def update() -> None:
+            where.append(threading.get_ident())
+            ran.set()
+
+        paced = Paced(doc, off_lock_loop=lambda: served.loop)
+        for _ in range(2):  # the first at once, the second paced after the first
+            ran.clear()
+            in_a_thread_without_a_loop(lambda: paced(update))
+            assert ran.wait(10), "the update never ran"
+        assert where == [served.ident, served.ident]
+        assert not doc.next_tick and not doc.timeouts, "nothing went through the lock"
+    finally:
+        served.stop()
