@@ -13,11 +13,14 @@ globalThis.SdpaChannel ??= (() => {
   /** By key: { socket, state, listeners: Map(to → callback), waiting: Map(to → frames) }. */
   const channels = new Map();
 
-  /** The channel's address: `channel` beside the page's own (/main → /channel). */
+  /**
+   * The channel's address: its name beside the page's own (/main → /channel), the key in
+   * its query argument (SDPA_CHANNEL_ADDRESS, app/channel_address.py, put before this file).
+   */
   function address(key) {
-    const url = new URL("channel", window.location.href);
+    const url = new URL(SDPA_CHANNEL_ADDRESS.name, window.location.href);
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-    url.search = `?key=${encodeURIComponent(key)}`;
+    url.search = new URLSearchParams({ [SDPA_CHANNEL_ADDRESS.key]: key }).toString();
     url.hash = "";
     return url.href;
   }

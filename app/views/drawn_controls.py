@@ -28,7 +28,7 @@ from panel.custom import JSComponent
 from app.compat import CheckedPageChanges
 from app.controls_spec import CONTROL_BY_NAME, Control, nearest_on_grid
 from app.state import SimulationState
-from app.views.framed import ChannelReceiver
+from app.views.framed import ChannelReceiver, channel_script
 
 log = logging.getLogger(__name__)
 
@@ -156,8 +156,7 @@ class DrawnControls(CheckedPageChanges, ChannelReceiver, JSComponent):
     )
 
     _esm = "\n".join(
-        path.read_text(encoding="utf-8")
-        for path in (Path(__file__).with_name("channel.js"), Path(__file__).with_suffix(".js"))
+        [channel_script(), Path(__file__).with_suffix(".js").read_text(encoding="utf-8")]
     )
     _stylesheets: ClassVar[list[str]] = [CSS]
 

@@ -27,7 +27,7 @@ from app.controls_spec import ROW
 from app.export.views import FIGURE_PARTS, HEATMAP_TITLE_STYLES, build_views, figures_config
 from app.model import SimulationModel
 from app.state import SimulationState
-from app.views.framed import FramedComponent, finite_number
+from app.views.framed import FramedComponent, channel_script, finite_number
 from app.views.readouts import READOUT_CSS
 
 ASSETS = Path(__file__).resolve().parent.parent / "export"
@@ -108,10 +108,6 @@ page's text colour."""
 EMBEDDING_JS = Path(__file__).with_name("embedding.js")
 """What the served page's drawn components share: finding, theming and unpacking."""
 
-CHANNEL_JS = Path(__file__).with_name("channel.js")
-"""The page's end of the session's own websocket (app/channel.py), shared by the drawn
-components that send or receive on it."""
-
 CHANNEL_TARGET = "figures"
 """The name the session's channel sends this component's frames to, and takes its picks
 from."""
@@ -121,8 +117,8 @@ def component_module(scripts: Iterable[Path], own: Path) -> str:
     """A drawn component's ES module: how an image reaches BokehJS (app/compat.py,
     ``BOKEH_IMAGE_JS``), the shared drawing ``scripts`` (in load order), the embedding
     helpers and the channel's page end, then the component's ``own`` code."""
-    parts = [*scripts, EMBEDDING_JS, CHANNEL_JS, own]
-    return "\n".join([BOKEH_IMAGE_JS, *(path.read_text(encoding="utf-8") for path in parts)])
+    shared = [path.read_text(encoding="utf-8") for path in (*scripts, EMBEDDING_JS)]
+    return "\n".join([BOKEH_IMAGE_JS, *shared, channel_script(), own.read_text(encoding="utf-8")])
 
 
 def _module() -> str:

@@ -3,16 +3,32 @@ sent packed, and the one check a page's number passes before it reaches the stat
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import param
 
 from app.channel import SessionChannel
+from app.channel_address import CHANNEL_KEY, CHANNEL_NAME
 from app.compat import write_to_rendered_models
 from app.model import SimulationModel
 from app.numbers_out import numbers_frame, packed_frame
+
+CHANNEL_JS = Path(__file__).with_name("channel.js")
+"""The page's end of the session's own websocket (app/channel.py), shared by the drawn
+components that send or receive on it."""
+
+
+def channel_script() -> str:
+    """The page's end of the session's channel, after the channel's address as data
+    (app/channel_address.py: ``SDPA_CHANNEL_ADDRESS``, its name and key argument)."""
+    address = {"name": CHANNEL_NAME, "key": CHANNEL_KEY}
+    return f"const SDPA_CHANNEL_ADDRESS = {json.dumps(address)};\n" + CHANNEL_JS.read_text(
+        encoding="utf-8"
+    )
 
 
 def finite_number(value: object) -> int | float | None:
