@@ -88,6 +88,12 @@ def scores_for(n: int, d_k: int, seed: int, law: QKLaw = LESSON_LAW) -> np.ndarr
     return raw_scores(n, d_k, seed, *_law_args(law))
 
 
+def scale_factor(d_k: int) -> np.float32:
+    """1/√d_k in float32: the scaled scores image is the raw one times it, in float32 (so
+    the page can rebuild it exactly from the raw image, app/numbers_out.py)."""
+    return np.float32(1.0 / math.sqrt(d_k))
+
+
 @dataclass(frozen=True)
 class ScoreImages:
     """The raw and scaled score matrices as the heatmap draws them.
@@ -118,7 +124,7 @@ def score_images(n: int, d_k: int, seed: int, causal: bool, law: QKLaw = LESSON_
     images = ScoreImages(
         raw_image=raw_image,
         # Scaled in float32 from the image: NaN stays NaN in masked cells.
-        scaled_image=raw_image * np.float32(1.0 / math.sqrt(d_k)),
+        scaled_image=raw_image * scale_factor(d_k),
         raw_limit=raw_limit,
         scaled_limit=raw_limit / math.sqrt(d_k),
     )

@@ -32,7 +32,7 @@ from types import MappingProxyType
 import numpy as np
 
 from app.controls_spec import CONTROL_NAMES, HISTOGRAMS, OUTPUT, ROW, SCORES, WEIGHTS
-from app.derived import HistogramFrame, WeightsFrame
+from app.derived import HistogramFrame, WeightsFrame, scale_factor
 from app.model import SimulationModel
 from app.weight_codes import CODE_NAME, code_spec, decode_weights, encode_weights
 
@@ -230,40 +230,59 @@ def packed_frame(frame: Mapping[str, object], limit: int = PACK_LIMIT) -> dict:
     ``text`` is the JSON of the frame's ``state`` and ``numbers``, with each small float array
     moved into one array per dtype (``packed[dtype]``) and written as ``{"packed": dtype,
     "start": i, "length": k}``, each larger or other array kept whole (``packed["alone-j"]``,
-    written ``{"alone": "alone-j"}``; a large image of :data:`CODED_IMAGES` as its uint16
-    codes, written ``{"alone": "alone-j", "code": spec}``, app/weight_codes.py) and each
-    non-finite float written ``{"float": name}`` (:data:`NON_FINITE`). Why: each array Bokeh
-    sends is a binary buffer of its own, two websocket messages and a write (a move at
-    n = 32 carried 15), and every key and value of a dict property is walked by Bokeh when
-    it is set and again when it is serialised (~300 per frame, docs/performance.md "CPU per
-    move"); one string is walked once. ``sequence``
-    and ``parts`` stay outside, for who only needs to know what a frame answers.
-    :func:`unpacked_frame` and the page's drawing code (app/views/embedding.js, ``unpack``)
-    restore the frame."""
-    numbers = _with_codes(frame["numbers"], limit)
+    written ``{"alone": "alone-j"}``) and each non-finite float written ``{"float": name}``
+    (:data:`NON_FINITE`). Two images travel lighter: the scaled scores as a reference to the
+    raw ones with the float32 factor that gives them exactly (``{…reference, "times": f}``,
+    :data:`SCALED_SCORES`), and a weights image larger than ``limit`` as uint16 codes
+    (``{"alone": "alone-j", "code": spec}``, :data:`CODED_IMAGES`, app/weight_codes.py).
+
+    Why one string and a few arrays: each array Bokeh sends is a binary buffer of its own,
+    two websocket messages and a write (a move at n = 32 carried 15), and every key and
+    value of a dict property is walked by Bokeh when it is set and again when it is
+    serialised (~300 per frame, docs/performance.md "CPU per move"); one string is walked
+    once. ``sequence`` and ``parts`` stay outside, for who only needs to know what a frame
+    answers. :func:`unpacked_frame` and the page's drawing code (app/views/embedding.js,
+    ``unpack``) restore the frame."""
+    numbers = _as_sent(frame["numbers"], frame["state"], limit)
     pieces: dict[str, list[np.ndarray]] = {dtype: [] for dtype in PACKED_DTYPES}
     sizes = dict.fromkeys(PACKED_DTYPES, 0)
     alone: dict[str, np.ndarray] = {}
+    references: dict[int, dict[str, object]] = {}
+    """By array id: where an array already packed is (one array referred to twice travels
+    once)."""
+
+    def reference(array: np.ndarray) -> dict[str, object]:
+        known = references.get(id(array))
+        if known is not None:
+            return known
+        dtype = array.dtype.name
+        if dtype in pieces and array.size <= limit:
+            where: dict[str, object] = {
+                "packed": dtype,
+                "start": sizes[dtype],
+                "length": int(array.size),
+            }
+            pieces[dtype].append(array.reshape(-1))
+            sizes[dtype] += array.size
+        else:
+            where = {"alone": f"alone-{len(alone)}"}
+            alone[where["alone"]] = array
+        references[id(array)] = where
+        return where
 
     def pack(value: object) -> object:
         if isinstance(value, _Coded):
             key = f"alone-{len(alone)}"
             alone[key] = value.codes
             return {"alone": key, "code": value.spec}
+        if isinstance(value, _Scaled):
+            return {**reference(value.source), "times": value.factor}
         if isinstance(value, Mapping):
             return {str(key): pack(item) for key, item in value.items()}
         if isinstance(value, list | tuple):
             return [pack(item) for item in value]
         if isinstance(value, np.ndarray):
-            dtype = value.dtype.name
-            if dtype in pieces and value.size <= limit:
-                reference = {"packed": dtype, "start": sizes[dtype], "length": int(value.size)}
-                pieces[dtype].append(value.reshape(-1))
-                sizes[dtype] += value.size
-                return reference
-            key = f"alone-{len(alone)}"
-            alone[key] = value
-            return {"alone": key}
+            return dict(reference(value))
         if isinstance(value, bool | str) or value is None:
             return value
         if isinstance(value, np.generic):
@@ -287,19 +306,31 @@ def packed_frame(frame: Mapping[str, object], limit: int = PACK_LIMIT) -> dict:
 
 
 def unpacked_frame(frame: Mapping[str, object]) -> dict:
-    """The frame :func:`packed_frame` packed, its arrays views into the packed ones and its
-    coded images decoded to float32 (a frame without ``text`` comes back as it is)."""
+    """The frame :func:`packed_frame` packed, its arrays views into the packed ones, its
+    scaled images computed and its coded images decoded to float32 (a frame without
+    ``text`` comes back as it is)."""
     text = frame.get("text")
     if not isinstance(text, str):
         return dict(frame)
     packed = frame.get("packed") or {}
 
-    def restore(value: dict) -> object:
+    def array_at(value: Mapping[str, object]) -> np.ndarray | None:
         if set(value) == {"packed", "start", "length"}:
             start = value["start"]
             return packed[value["packed"]][start : start + value["length"]]
         if set(value) == {"alone"}:
             return packed[value["alone"]]
+        return None
+
+    def restore(value: dict) -> object:
+        array = array_at(value)
+        if array is not None:
+            return array
+        times = value.get("times")
+        if isinstance(times, float | int) and not isinstance(times, bool):
+            source = array_at({key: item for key, item in value.items() if key != "times"})
+            if source is not None:
+                return np.multiply(source, np.float32(times), dtype=np.float32)
         code = value.get("code")
         if (
             set(value) == {"alone", "code"}
@@ -320,6 +351,16 @@ def unpacked_frame(frame: Mapping[str, object]) -> dict:
     }
 
 
+SCALED_SCORES = ("rawImage", "scaledImage")
+"""The scores' raw image and the scaled one it gives, times :func:`app.derived.scale_factor`
+of the frame's d_k, in float32 (exactly what the page's float32 product gives too: the
+product of two float32 is exact in float64, then rounded once)."""
+
+SCALE_CHECKS = 64
+"""Cells of the scaled image checked against raw × factor before it is sent as that
+product (a change to how the model scales would otherwise go unseen on the page)."""
+
+
 class _Coded:
     """An image's two-byte codes and the spec that decodes them, for :func:`packed_frame`."""
 
@@ -330,10 +371,46 @@ class _Coded:
         self.spec = spec
 
 
-def _with_codes(numbers: Mapping[str, object], limit: int) -> Mapping[str, object]:
-    """``numbers`` with each image of :data:`CODED_IMAGES` larger than ``limit`` elements
-    replaced by its codes (a copy of the parts it changes; the frame stays as it was)."""
-    coded = dict(numbers)
+class _Scaled:
+    """An image sent as ``source`` times ``factor`` (float32), for :func:`packed_frame`."""
+
+    __slots__ = ("factor", "source")
+
+    def __init__(self, source: np.ndarray, factor: float) -> None:
+        self.source = source
+        self.factor = factor
+
+
+def _scaled_of(scores: Mapping[str, object], state: Mapping[str, object]) -> _Scaled | None:
+    """The scores' scaled image as the raw one times the frame's factor, or None when it
+    is not exactly that (checked on :data:`SCALE_CHECKS` cells)."""
+    raw_field, scaled_field = SCALED_SCORES
+    raw, scaled, d_k = scores.get(raw_field), scores.get(scaled_field), state.get("d_k")
+    if not (isinstance(raw, np.ndarray) and isinstance(scaled, np.ndarray)):
+        return None
+    if raw.dtype != np.float32 or scaled.dtype != np.float32 or raw.shape != scaled.shape:
+        return None
+    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
+        return None
+    factor = scale_factor(d_k)
+    step = max(1, raw.size // SCALE_CHECKS)
+    if not np.array_equal(raw[::step] * factor, scaled[::step], equal_nan=True):
+        return None
+    return _Scaled(raw, float(factor))
+
+
+def _as_sent(
+    numbers: Mapping[str, object], state: Mapping[str, object], limit: int
+) -> Mapping[str, object]:
+    """``numbers`` as :func:`packed_frame` sends them: the scaled scores as a product of
+    the raw ones, each image of :data:`CODED_IMAGES` larger than ``limit`` elements as its
+    codes (a copy of the parts it changes; the frame stays as it was)."""
+    sent = dict(numbers)
+    scores = numbers.get(SCORES)
+    if isinstance(scores, Mapping):
+        scaled = _scaled_of(scores, state)
+        if scaled is not None:
+            sent[SCORES] = {**scores, SCALED_SCORES[1]: scaled}
     for part, fields in CODED_IMAGES.items():
         values = numbers.get(part)
         if not isinstance(values, Mapping):
@@ -341,5 +418,5 @@ def _with_codes(numbers: Mapping[str, object], limit: int) -> Mapping[str, objec
         for field in fields:
             image = values.get(field)
             if isinstance(image, np.ndarray) and image.size > limit:
-                coded[part] = {**coded[part], field: _Coded(encode_weights(image), code_spec())}
-    return coded
+                sent[part] = {**sent[part], field: _Coded(encode_weights(image), code_spec())}
+    return sent

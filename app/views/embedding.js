@@ -87,7 +87,8 @@ function decodedWeights(codes, code) {
  * text, packed}` → `{sequence, parts, state, numbers}`, the state and numbers read from
  * `text`, each `{packed: dtype, start, length}` in it a view of that many elements of
  * `packed[dtype]`, each `{alone: key}` the array `packed[key]`, each `{alone: key, code}`
- * the weights its two-byte codes stand for (decodedWeights), each `{float: name}` the
+ * the weights its two-byte codes stand for (decodedWeights), each reference with `times`
+ * a new float32 array of the referred one times that factor, each `{float: name}` the
  * number `name` spells (NaN, Infinity, -Infinity). A frame without `text` is returned as
  * it is.
  */
@@ -99,14 +100,28 @@ function unpack(frame) {
     const Typed = TYPED_ARRAYS[dtype];
     return new Typed(array.buffer, array.byteOffset + start * Typed.BYTES_PER_ELEMENT, length);
   };
-  // The same exact key sets as unpacked_frame's in Python: any other object is data.
-  const restore = (key, value) => {
-    if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
-    const keys = Object.keys(value).length;
+  const arrayAt = (value, keys) => {
     if (keys === 3 && "packed" in value && "start" in value && "length" in value) {
       return view(value);
     }
     if (keys === 1 && "alone" in value) return packed[value.alone];
+    return null;
+  };
+  // The same exact key sets as unpacked_frame's in Python: any other object is data.
+  const restore = (key, value) => {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+    const keys = Object.keys(value).length;
+    const array = arrayAt(value, keys);
+    if (array !== null) return array;
+    if (typeof value.times === "number") {
+      const source = arrayAt(value, keys - 1);
+      // A float32 product: exact in float64, then rounded once, as NumPy's float32 one.
+      if (source !== null) {
+        const product = new Float32Array(source.length);
+        for (let i = 0; i < product.length; i++) product[i] = source[i] * value.times;
+        return product;
+      }
+    }
     if (keys === 2 && "alone" in value && typeof value.code === "object") {
       return decodedWeights(packed[value.alone], value.code);
     }

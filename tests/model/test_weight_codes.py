@@ -97,9 +97,84 @@ def test_up_to_the_pack_limit_weights_travel_as_float32(n: int) -> None:
     assert set(reference) == {"packed", "start", "length"}
 
 
-def test_the_pages_decoder_reads_what_python_wrote() -> None:
+UNPACK_JS = """
+const vm = require("vm"), fs = require("fs");
+vm.runInThisContext(fs.readFileSync(process.argv[1], "utf8"));
+const message = JSON.parse(fs.readFileSync(0, "utf8"));
+const TYPES = { uint16: Uint16Array, float32: Float32Array, float64: Float64Array };
+const packed = {};
+for (const [key, [dtype, bytes]] of Object.entries(message.packed)) {
+  const copy = new Uint8Array(Buffer.from(bytes, "base64")).slice().buffer;
+  packed[key] = new TYPES[dtype](copy);
+}
+const frame = unpack({ ...message, packed });
+// Every typed array as [its type, its bytes]: what the drawing code receives.
+const out = JSON.stringify(frame.numbers, (key, value) =>
+  ArrayBuffer.isView(value)
+    ? { type: value.constructor.name,
+        bytes: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("base64") }
+    : Number.isNaN(value) ? { float: "NaN" } : value);
+process.stdout.write(out);
+"""
+"""Loads app/views/embedding.js in Node.js, unpacks the packed frame on stdin with the page's
+``unpack`` and writes its numbers, each typed array as its type and bytes."""
+
+PAGE_TYPES = {"Float32Array": "<f4", "Float64Array": "<f8"}
+
+
+def unpacked_by_the_page(packed: dict) -> dict:
+    """The numbers of ``packed`` as the page's ``unpack`` (app/views/embedding.js) gives them,
+    typed arrays as NumPy arrays of the same type."""
     node = shutil.which("node")
     assert node is not None, "Node.js is needed: scripts/test.sh installs Debian's nodejs"
+    message = {
+        "sequence": packed["sequence"],
+        "parts": packed["parts"],
+        "text": packed["text"],
+        "packed": {
+            key: [
+                array.dtype.name,
+                base64.b64encode(array.astype(array.dtype.newbyteorder("<")).tobytes()).decode(),
+            ]
+            for key, array in packed["packed"].items()
+        },
+    }
+    result = subprocess.run(
+        [node, "-e", UNPACK_JS, str(EMBEDDING_JS)],
+        input=json.dumps(message),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+
+    def typed(value: dict) -> object:
+        if set(value) == {"type", "bytes"}:
+            return np.frombuffer(base64.b64decode(value["bytes"]), dtype=PAGE_TYPES[value["type"]])
+        if set(value) == {"float"}:
+            return math.nan
+        return value
+
+    return json.loads(result.stdout, object_hook=typed)
+
+
+def assert_same_numbers(page: object, python: object, path: str = "numbers") -> None:
+    """Every array of the page's numbers has the type and the bits of Python's."""
+    if isinstance(python, dict):
+        assert isinstance(page, dict) and page.keys() == python.keys(), path
+        for key in python:
+            assert_same_numbers(page[key], python[key], f"{path}.{key}")
+    elif isinstance(python, np.ndarray):
+        assert isinstance(page, np.ndarray), path
+        assert page.dtype == python.dtype.newbyteorder("<"), path
+        assert page.tobytes() == python.astype(page.dtype).tobytes(), path
+    elif isinstance(python, float) and math.isnan(python):
+        assert isinstance(page, float) and math.isnan(page), path
+    else:
+        assert page == python, path
+
+
+def test_the_pages_decoder_reads_what_python_wrote() -> None:
     weights = np.concatenate(
         [
             np.geomspace(1e-44, 1.0, 5000, dtype=np.float32),
@@ -113,48 +188,25 @@ def test_the_pages_decoder_reads_what_python_wrote() -> None:
         "numbers": {WEIGHTS: {"weightsImage": weights, "maxLogit": 1.5}},
     }
     packed = packed_frame(frame, limit=100)
-    message = {
-        "sequence": packed["sequence"],
-        "parts": packed["parts"],
-        "text": packed["text"],
-        "packed": {
-            key: [
-                array.dtype.name,
-                base64.b64encode(array.astype(array.dtype.newbyteorder("<")).tobytes()).decode(),
-            ]
-            for key, array in packed["packed"].items()
-        },
-    }
-    script = f"""
-const vm = require("vm"), fs = require("fs");
-vm.runInThisContext(fs.readFileSync({json.dumps(str(EMBEDDING_JS))}, "utf8"));
-const message = JSON.parse(fs.readFileSync(0, "utf8"));
-const TYPES = {{ uint16: Uint16Array, float32: Float32Array, float64: Float64Array }};
-const packed = {{}};
-for (const [key, [dtype, bytes]] of Object.entries(message.packed)) {{
-  const buffer = Buffer.from(bytes, "base64");
-  const copy = new Uint8Array(buffer).slice().buffer;
-  packed[key] = new TYPES[dtype](copy);
-}}
-const frame = unpack({{ ...message, packed }});
-const image = frame.numbers.weights.weightsImage;
-process.stdout.write(JSON.stringify({{
-  type: image.constructor.name,
-  bytes: Buffer.from(image.buffer, image.byteOffset, image.byteLength).toString("base64"),
-  maxLogit: frame.numbers.weights.maxLogit,
-}}));
-"""
-    result = subprocess.run(
-        [node, "-e", script],
-        input=json.dumps(message),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    page = json.loads(result.stdout)
-    assert page["type"] == "Float32Array" and page["maxLogit"] == 1.5
-    drawn = np.frombuffer(base64.b64decode(page["bytes"]), dtype="<f4")
-    python = unpacked_frame(packed)["numbers"][WEIGHTS]["weightsImage"]
     # The same table: Math.exp and NumPy's exp agree to float32 on every code used here.
-    np.testing.assert_array_equal(drawn, python)
+    assert_same_numbers(unpacked_by_the_page(packed), unpacked_frame(packed)["numbers"])
+
+
+@pytest.mark.parametrize(
+    "controls",
+    [{"n": 32}, {"n": 32, "causal": True, "d_k": 1024}, {"n": 1024, "causal": True, "d_k": 3}],
+    ids=["n=32", "n=32-causal-d_k=1024", "n=1024-causal-d_k=3"],
+)
+def test_the_page_unpacks_a_first_screen_frame_to_the_bit(controls: dict) -> None:
+    """The scaled scores rebuilt from the raw ones, the weights decoded, the rest as sent:
+    the page draws exactly the numbers Python's unpacked frame holds."""
+    state = SimulationState()
+    state.set_controls(**controls)
+    frame = numbers_frame(SimulationModel(state), DRAWN_PARTS, 9)
+    packed = packed_frame(frame)
+    reference = json.loads(packed["text"])["numbers"]["scores"]["scaledImage"]
+    assert "times" in reference, "the scaled scores travel as a product of the raw ones"
+    python = unpacked_frame(packed)["numbers"]
+    scores = frame["numbers"]["scores"]
+    assert np.array_equal(python["scores"]["scaledImage"], scores["scaledImage"], equal_nan=True)
+    assert_same_numbers(unpacked_by_the_page(packed), python)
