@@ -19,10 +19,10 @@ The first screen's figures are not models of the session's document: the page em
 in documents of their own and draws the session's frames into them. Their models are read
 from the record the component pushes onto ``window.SdpaDrawnFigures`` (``models`` by
 figures.js's names, ``frames`` drawn); the lesson's figures are in ``Bokeh.documents[0]``.
-- server update: a slider's value set in-process, as the browser's message sets it →
-  model refresh → the first screen's views updated (the app's own ``pn.io.hold``, the page
-  attached to a Bokeh ``Document`` with a change listener, as in a session) → its PATCH-DOC
-  message built; then the same for the update after the plots (the controls the move did
+- server update: a slider's move handed in-process to the drawn controls, as the page's
+  message is (``DrawnControls.take_message``) → model refresh → the first screen's frame
+  (the app's own ``pn.io.hold``, the page attached to a Bokeh ``Document`` with a change
+  listener, as in a session without its channel) → its PATCH-DOC message built; then the same for the update after the plots (the controls the move did
   not come from, the lesson's views and the URL), which a session sends on its next tick.
   d_k moves run with the app's derived-data caches cleared (a d_k no session has used yet)
   and, separately, between two d_k already used (cache hits); temperature moves reuse the
@@ -58,7 +58,6 @@ WAIT_MS = 60_000
 """Playwright's limit for any one wait: a stuck page fails the run instead of hanging it."""
 
 TEMPERATURE_SLIDER = "temperature"
-D_K_SLIDER_LABEL = "d_k (key dimension)"
 TEMPERATURE_STEPS = (("ArrowRight", "1.25"), ("ArrowLeft", "1"))
 """Alternate between two slider positions, so every press changes the weights."""
 
@@ -211,7 +210,6 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     after the plots on the next tick (the other controls showing the value, the lesson's
     views and the URL → PATCH-DOC built).
     """
-    import panel_material_ui as pmui
     from bokeh.document import Document
     from bokeh.document.events import DocumentPatchedEvent
     from bokeh.protocol import Protocol
@@ -220,7 +218,7 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
 
     import app.derived as derived
     import sdpa_core.metrics
-    from app.controls_spec import D_K_GRID
+    from app.controls_spec import CONTROL_BY_NAME, D_K_GRID
     from app.panel_tuning import tune_process
     from app.session import Session
 
@@ -257,13 +255,9 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
         # listener (here: ``events.append``) is what a served session has too.
         with set_curdoc(document):
             step()
-        # What a session sends: the model changes (not its callbacks), the browser's own
-        # changes left out.
-        patched = [
-            event
-            for event in events
-            if isinstance(event, DocumentPatchedEvent) and event.setter is not BROWSER
-        ]
+        # What a session sends: the model changes (not its callbacks). The move itself came
+        # as a message, which changes no model.
+        patched = [event for event in events if isinstance(event, DocumentPatchedEvent)]
         protocol.create("PATCH-DOC", patched)
         return 1e3 * (time.perf_counter() - start)
 
@@ -286,34 +280,22 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
         "temperature+lesson": [],
         "temperature+lesson new": [],
     }
-    # Moves go through the sliders, as a student's do: the slider's own echo is then a
-    # no-op and only the other widgets showing the value (the exact d_k box) follow.
-    sliders = {
-        widget.label: widget
-        for widget in simulation.page.select(pmui.DiscreteSlider)
-        if widget.label in (D_K_SLIDER_LABEL, TEMPERATURE_SLIDER)
-    }
+    # Moves go through the drawn controls, as a student's do (the message a slider's page
+    # sends, on the session's channel or over Bokeh's websocket).
+    controls = simulation.layout.drawn_controls
+
+    def slide(name: str, value: float) -> None:
+        controls.take_message({"name": name, "index": CONTROL_BY_NAME[name].grid.index(value)})
+
     try:
-        _time_moves(sliders, d_k, neighbour, runs, move, results, score_caches, curve_cache)
+        _time_moves(slide, d_k, neighbour, runs, move, results, score_caches, curve_cache)
     finally:
         document.clear()
     return results
 
 
-BROWSER = object()
-"""The ``setter`` of the changes the benchmark makes as the browser: a session does not send
-a client's own change back to it, so they are left out of the timed message."""
-
-
-def _slide(slider: object, value: float) -> None:
-    """Move ``slider`` to ``value`` the way the browser's message does: the slider's Bokeh
-    model takes the new position from JSON, then Panel's change handler runs."""
-    (model, _), *_ = slider._models.values()
-    model.data.set_from_json("value", slider.options.index(value), setter=BROWSER)
-
-
 def _time_moves(
-    sliders: dict[str, object],
+    slide: Callable[[str, float], None],
     d_k: int,
     neighbour: int,
     runs: int,
@@ -324,18 +306,16 @@ def _time_moves(
 ) -> None:
     for index in range(runs + 2):
         target = neighbour if index % 2 == 0 else d_k
-        first, total = move(
-            lambda target=target: _slide(sliders[D_K_SLIDER_LABEL], target), clear=score_caches
-        )
+        first, total = move(lambda target=target: slide("d_k", target), clear=score_caches)
         temperature = 1.25 if index % 2 == 0 else 1.0
-        warm = move(lambda t=temperature: _slide(sliders[TEMPERATURE_SLIDER], t))
+        warm = move(lambda t=temperature: slide("temperature", t))
         back_to = 1.0 if temperature != 1.0 else 1.25
-        new = move(lambda t=back_to: _slide(sliders[TEMPERATURE_SLIDER], t), clear=curve_cache)
-        move(lambda t=temperature: _slide(sliders[TEMPERATURE_SLIDER], t))
+        new = move(lambda t=back_to: slide("temperature", t), clear=curve_cache)
+        move(lambda t=temperature: slide("temperature", t))
         # Back and forth between two d_k some session has already used: cache hits.
         back = d_k if target == neighbour else neighbour
-        move(lambda back=back: _slide(sliders[D_K_SLIDER_LABEL], back))
-        again = move(lambda target=target: _slide(sliders[D_K_SLIDER_LABEL], target))
+        move(lambda back=back: slide("d_k", back))
+        again = move(lambda target=target: slide("d_k", target))
         if index >= 2:  # the first moves pay for imports and first-call setup
             results["d_k"].append(first)
             results["d_k+lesson"].append(total)
