@@ -22,8 +22,9 @@ figures.js's names, ``frames`` drawn); the lesson's figures are in ``Bokeh.docum
 - server update: a slider's move handed in-process to the drawn controls, as the page's
   message is (``DrawnControls.take_message``) → model refresh → the first screen's frame
   (the app's own ``pn.io.hold``, the page attached to a Bokeh ``Document`` with a change
-  listener, as in a session without its channel) → its PATCH-DOC message built; then the same for the update after the plots (the controls the move did
-  not come from, the lesson's views and the URL), which a session sends on its next tick.
+  listener, as in a session without its channel) → its PATCH-DOC message built; then the
+  same for the update after the plots (the controls the move did not come from, the
+  lesson's views and the URL), which a session sends on its next tick.
   d_k moves run with the app's derived-data caches cleared (a d_k no session has used yet)
   and, separately, between two d_k already used (cache hits); temperature moves reuse the
   cached raw scores, as in the app, and are timed with the lesson's collapse curves cached

@@ -39,8 +39,8 @@ WEIGHTS_JS = """(count) => {
   for (const value of values) if (Number.isNaN(value)) nan++;
   return {float32: values instanceof Float32Array, length: values.length, stride, sample, nan};
 }"""
-"""The page's weights image: whether it is float32, its length, how many cells are NaN, and a sample of
-every ``stride``-th cell (NaN as null)."""
+"""The page's weights image: whether it is float32, its length, how many cells are NaN,
+and a sample of every ``stride``-th cell (NaN as null)."""
 
 
 def model_weights(**controls: Any) -> np.ndarray:
