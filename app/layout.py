@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import panel as pn
@@ -110,7 +109,7 @@ class PageLayout:
         """The alert that explains the link values fixed or ignored, when there are any."""
         self.more: pn.Column | None = None
         """The controls under "More controls", once it has been opened."""
-        self.lesson: pn.Column | None = None
+        self.lesson: pn.viewable.Viewable | None = None
         """The lesson, once asked for: below the controls and the plots, the page's whole
         width."""
         self.first_screen = FirstScreen(
@@ -173,8 +172,8 @@ class PageLayout:
         dark = self.dark
         self.first_screen.dark = dark
         lesson = self._session.lesson
-        drawn_lesson = lesson.drawn if lesson is not None else ()
-        for themed in (self._session.figures, *drawn_lesson, self.scene, self.notice):
+        drawn_lesson = lesson.drawn if lesson is not None else None
+        for themed in (self._session.figures, drawn_lesson, self.scene, self.notice):
             if themed is not None:
                 themed.dark = dark
         if not isinstance(self.page, pmui.Page):
@@ -201,14 +200,11 @@ class PageLayout:
             return
         self.scene.param.update(title=preset.label, object=preset.description, visible=True)
 
-    def show_lesson(self, sections: Sequence[pn.viewable.Viewable]) -> None:
-        """Put the lesson's sections in place of the gate that asked for them."""
+    def show_lesson(self, lesson: pn.viewable.Viewable) -> None:
+        """Put the lesson (its one component) in place of the gate that asked for it."""
         self.first_screen.gate_shown = False
-        if self.lesson is None:
-            self.lesson = pn.Column(*sections, sizing_mode="stretch_width", margin=(0, 5))
-            self.first_screen.lesson = self.lesson
-            return
-        self.lesson.extend(sections)
+        self.lesson = lesson
+        self.first_screen.lesson = lesson
 
     def open_more(self) -> None:
         """Open "More controls", as a press on its button does (building them once)."""

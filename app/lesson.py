@@ -2,14 +2,13 @@
 
 It is built apart from the first screen so a served page can add it after the heatmap has
 been painted, when the student reaches it. The FAQ, the collapse curves, the row comparison,
-the output, the worked example and the quiz are drawn in the browser from data built once
-per process (app/views/drawn_lesson.py), the row comparison and the output from the numbers
-the session sends; the sections behind their own buttons are still built per session.
+the output, the worked example and the quiz are drawn in the browser, by one component,
+from data built once per process (app/views/drawn_lesson.py), the row comparison and the
+output from the numbers the session sends; the sections behind their own buttons are built
+per session, when a student first opens them.
 """
 
 from __future__ import annotations
-
-import panel as pn
 
 from app.model import SimulationModel
 from app.views.assumptions import AssumptionsView
@@ -25,40 +24,36 @@ ASSUMPTIONS_TITLE = "When the assumptions break: variance, correlation, precisio
 
 
 class LessonSections:
-    """The lesson's views over one session's model, and the page sections that show them."""
+    """The lesson's views over one session's model, in the one component that draws them."""
 
     def __init__(self, model: SimulationModel, *, dark: bool = False) -> None:
-        self.faq_and_collapse = DrawnLesson(
-            model, ("faq", "collapse"), dark=dark, sizing_mode="stretch_width", name="collapse"
+        self.training = LazySection("training", TRAINING_TITLE, lambda: TrainingView(model))
+        self.assumptions = LazySection(
+            "assumptions", ASSUMPTIONS_TITLE, lambda: AssumptionsView(model)
         )
-        """The FAQ and the collapse curves, drawn in the browser."""
-        self.why = DrawnLesson(model, ("why",), dark=dark, sizing_mode="stretch_width", name="why")
-        """The row comparison beside the output, drawn in the browser from the session's
-        numbers; its ``on_pick_row`` hears the query box."""
-        self.worked_and_quiz = DrawnLesson(
-            model, ("worked", "quiz"), dark=dark, sizing_mode="stretch_width", name="quiz"
-        )
-        """The worked example and the quiz, drawn in the browser."""
-        self.drawn = (self.faq_and_collapse, self.why, self.worked_and_quiz)
-        """The sections drawn in the browser (they follow the page's theme)."""
-        self.training = LazySection(TRAINING_TITLE, lambda: TrainingView(model))
-        self.assumptions = LazySection(ASSUMPTIONS_TITLE, lambda: AssumptionsView(model))
         self.lazy_sections = (self.training, self.assumptions)
         """The sections built only when a student opens them."""
-        self._views = (self.faq_and_collapse, self.why)
+        self.drawn = DrawnLesson(
+            model,
+            ("faq", "collapse", "why", "worked", "quiz"),
+            # Training after the collapse curves it tests; the assumptions at the end.
+            lazy={"collapse": self.training, "quiz": self.assumptions},
+            dark=dark,
+            sizing_mode="stretch_width",
+            margin=(0, 5),
+            name="lesson",
+        )
+        """The FAQ, the collapse curves, the row comparison beside the output, the worked
+        example and the quiz, drawn in the browser, with the lazy sections' buttons; its
+        ``on_pick_row`` hears the row box."""
 
     @property
     def views(self) -> tuple[SectionView, ...]:
         """Every view built so far with an ``update(model, parts)``, in page order."""
         opened = tuple(section.view for section in self.lazy_sections if section.view)
-        return (*self._views, *opened)
+        return (self.drawn, *opened)
 
-    def sections(self) -> list[pn.viewable.Viewable]:
-        """The page sections, top to bottom, to follow the live plots and readouts."""
-        return [
-            self.faq_and_collapse,
-            self.training.panel,
-            self.why,
-            self.worked_and_quiz,
-            self.assumptions.panel,
-        ]
+    def open(self, section: LazySection) -> None:
+        """Open ``section``, as a press on its button does (its view is built once the page
+        has loaded)."""
+        self.drawn.open(section.name)

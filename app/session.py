@@ -35,6 +35,9 @@ URL_LAGS_AT_MOST_S = 5.0
 URL_TIMER_SLACK_S = 0.02
 """A URL timer that fires this close to its time writes rather than waiting again."""
 
+LESSON_TARGET = "lesson"
+"""The name the session's channel hands the lesson component's messages to."""
+
 QueryArgs = Mapping[str, Sequence[bytes | str] | bytes | str]
 
 
@@ -148,16 +151,14 @@ class Session:
             return
         with pn.io.hold():
             self.lesson = LessonSections(self.model, dark=self.layout.dark)
-            self.lesson.why.on_pick_row = self.choose_row
+            drawn = self.lesson.drawn
+            drawn.on_pick_row = self.choose_row
             if self.channel is not None:
-                for drawn in self.lesson.drawn:
-                    drawn.channel = self.channel
-                    drawn.param.update(
-                        channel_key=self.channel.key, channel_target=f"lesson-{drawn.name}"
-                    )
-                    self.channel.receive_with(drawn.channel_target, drawn.take_message)
+                drawn.channel = self.channel
+                drawn.param.update(channel_key=self.channel.key, channel_target=LESSON_TARGET)
+                self.channel.receive_with(drawn.channel_target, drawn.take_message)
             self._lesson_parts = set()  # built from the model as it is now
-            self.layout.show_lesson(self.lesson.sections())
+            self.layout.show_lesson(drawn)
 
     def _on_controls(self, *events: object) -> None:
         due = bool(self._changed_controls)
@@ -214,7 +215,7 @@ class Session:
         # The training and assumptions sections, once opened, write Bokeh models of the
         # session's document: their update runs on a locked tick.
         lesson = self.lesson
-        return lesson is not None and any(view not in lesson.drawn for view in lesson.views)
+        return lesson is not None and any(view is not lesson.drawn for view in lesson.views)
 
     def _update_lesson(self) -> None:
         parts, self._lesson_parts = self._lesson_parts, set()

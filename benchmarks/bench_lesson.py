@@ -5,13 +5,14 @@ Run it from the repository root, in the test environment (Panel is needed, no se
     python benchmarks/bench_lesson.py              # about a minute on two cores
     python benchmarks/bench_lesson.py --repeats 3  # quicker, noisier
 
-For each section of the lesson a served session builds (app/lesson.py: the three
-components that draw the FAQ with the collapse curves, the row comparison with the output,
-and the worked example with the quiz in the browser, and the two sections built only when
-opened, training and assumptions), and for the whole lesson as the page appends
-it, it builds the views over one session's model, attaches their page to a Bokeh
-``Document`` as a session does, and serialises that document (what the browser's pull of it
-costs the server). Each figure is the median of ``--repeats`` builds after one warm-up
+For each section of the lesson a served session builds (app/lesson.py: the FAQ with the
+collapse curves, the row comparison with the output, and the worked example with the quiz,
+drawn in the browser, each here a component of its own, and the two sections built only
+when opened, training and assumptions), and for the whole lesson as the page appends it
+(one component for all the drawn sections, with the lazy sections' buttons), it builds
+the views over one session's model, attaches their page to a Bokeh ``Document`` as a
+session does, and serialises that document (what the browser's pull of it costs the
+server). Each figure is the median of ``--repeats`` builds after one warm-up
 build, so the process-wide caches (the collapse curves, the training grid) are warm, as in
 a server that has served a student before. The sections are interleaved so that drift hits
 them alike.
@@ -44,8 +45,8 @@ from app.views.training import TrainingView
 
 
 def whole_lesson(model: SimulationModel) -> pn.viewable.Viewable:
-    """The lesson as a session appends it: every section, the lazy ones still closed."""
-    return pn.Column(*LessonSections(model).sections())
+    """The lesson as a session appends it: one component, the lazy sections still closed."""
+    return LessonSections(model).drawn
 
 
 SECTIONS: dict[str, Callable[[SimulationModel], pn.viewable.Viewable]] = {

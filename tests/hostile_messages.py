@@ -49,6 +49,24 @@ def hostile_messages(names: Sequence[str], fields: Sequence[str]) -> Iterator[tu
                 yield "bad value", {"name": name, field: value}
 
 
+def hostile_name_lists(names: Sequence[str]) -> Iterator[tuple[str, object]]:
+    """``(family, value)`` pairs for a property a page sets to a list of distinct names
+    among ``names`` (the lesson's open sections): not a list, unknown or repeated names,
+    names of the wrong type, and lists far longer than any page sends."""
+    for value in BAD_VALUES:
+        if not isinstance(value, list):
+            yield "not a list", value
+    yield "not a list", names[0]
+    for name in ("", "nope", "__class__", names[0].upper(), f"{names[0]} ", "<img src=x>"):
+        yield "unknown name", [name]
+    yield "repeated name", [names[0], names[0]]
+    for value in BAD_VALUES:
+        yield "not a name", [value]
+        yield "not a name beside a good one", [names[0], value]
+    yield "nested", [[names[0]]]
+    yield "huge", [names[0]] + ["nope"] * 100_000
+
+
 # --- The session's own channel (app/channel.py) ---------------------------------------------
 
 CHANNEL_BODY = {"name": "d_k", "index": 1}

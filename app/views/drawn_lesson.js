@@ -31,6 +31,7 @@ export function render({ model, el }) {
 
   if (box.querySelector("#sdpa-worked-switch")) LessonDrawing.listenToWorkedSwitch(box);
   if (box.querySelector("#sdpa-quiz")) LessonDrawing.listenToQuiz(box, config.quiz, config.query);
+  for (const button of box.querySelectorAll("button[data-lazy]")) lazySection(model, box, button);
   if (!model.figures) {
     model.on("remove", () => forget(record));
     return;
@@ -87,6 +88,37 @@ export function render({ model, el }) {
     model.on("remove", () => SdpaChannel.forget(key, target));
   });
   model.on("remove", () => forget(record));
+}
+
+/**
+ * A lesson section built when first opened (app/views/lazy_section.py): its `button`
+ * opens and closes its box on the page and tells the session which are open (`opened`);
+ * the box holds the child of the section's name, a column the session puts the section's
+ * view in when it is first opened.
+ */
+function lazySection(model, box, button) {
+  const name = button.dataset.lazy;
+  const slot = box.querySelector(`#${button.getAttribute("aria-controls")}`);
+  const title = button.textContent;
+  const show = () => {
+    const open = model.opened.includes(name);
+    button.textContent = `${title} ${open ? "▴" : "▾"}`;
+    button.setAttribute("aria-expanded", String(open));
+    slot.hidden = !open;
+  };
+  const fill = () => {
+    const child = model.get_child(name);
+    slot.replaceChildren(...(child ? [child] : []));
+  };
+  button.addEventListener("click", () => {
+    const others = model.opened.filter((opened) => opened !== name);
+    model.opened = model.opened.includes(name) ? others : [...others, name];
+    show();
+  });
+  fill();
+  show();
+  model.on(name, fill);
+  model.on("opened", show);
 }
 
 /** Drop a removed component's record. */

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+import panel as pn
 import param
 from bokeh.embed import json_item
 from bokeh.models import Model
-from panel.custom import JSComponent
+from panel.custom import Child, JSComponent
 
 from app.compat import CheckedPageChanges, without_model_definitions
 from app.controls_spec import OUTPUT, ROW, ROW_BOUNDS
@@ -51,9 +52,12 @@ from app.export.lesson import (
 from app.model import SimulationModel
 from app.query import query_spec
 from app.state import SimulationState
+from app.ticks import once_page_loaded
 from app.views.collapse import METRICS, CollapseView
+from app.views.disclosure import boxed_disclosure_css
 from app.views.drawn_figures import ASSETS, DARK_FIGURE_THEME, component_module
 from app.views.framed import FramedComponent, finite_number
+from app.views.lazy_section import LazySection
 
 SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "lesson_drawing.js")
 """The drawing code the component runs, shared with the offline page (load order)."""
@@ -61,6 +65,9 @@ SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "lesson_drawing.js")
 Section = Literal["faq", "collapse", "why", "worked", "quiz"]
 """The sections a component can draw: the FAQ, the collapse curves, the row comparison
 beside the output ("why"), the worked example and the quiz."""
+
+LAZY_CHILDREN = ("training", "assumptions")
+"""The lazy sections a lesson component can hold, each shown by its child parameter."""
 
 VIEW_CONTROLS = ("d_k", "scaled", "temperature")
 """The controls the collapse curves show (the marker's d_k and curve, the temperature's
@@ -74,9 +81,12 @@ LESSON_FONT_CSS = """
   font-size: 16px;
   color: var(--mui-palette-text-primary, rgba(0, 0, 0, 0.87));
 }
+.sdpa-drawn-lesson > .sdpa-disclosure { margin: 20px -10px 10px; }
+.sdpa-drawn-lesson > .sdpa-lazy { margin: 0 -10px; }
 """
 """The served page's text look for the component's markup (Material UI's font and
-colour), around lesson.css's rules."""
+colour), around lesson.css's rules; a lazy section's button and box span the lesson's
+whole width, the button 20 px below the section above it and 10 px above the next."""
 
 
 def view_of(state: SimulationState) -> dict[str, Any]:
@@ -195,17 +205,30 @@ def lesson_config(sections: tuple[Section, ...]) -> dict:
     return config
 
 
+def _section_box() -> pn.Column:
+    """The column a lazy section's view is appended to when first opened.
+
+    Why a column on the page from the start: a Bokeh figure that arrives as the component's
+    own new child is never laid out (Panel renders a manual component's new children
+    without Bokeh's after-render pass: "Cannot read properties of undefined (reading
+    'top_panel')"), one appended to a column already drawn is. The zero-height spacer keeps
+    the column from being an empty layout, which Bokeh's document check warns of."""
+    return pn.Column(pn.Spacer(height=0, margin=0), sizing_mode="stretch_width", margin=0)
+
+
 class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
     """Lesson sections drawn in the browser by lesson_drawing.js, in the order given: the
     FAQ, the collapse curves, the row comparison with the output, the worked example, the
-    quiz.
+    quiz; between them, the buttons of the sections built when first opened
+    (:class:`app.views.lazy_section.LazySection`: training, assumptions), whose views
+    become the children of the same name.
 
-    Nothing flows from the page through its properties: the worked example's switch and
-    the quiz's answers stay on the page. The row box's value comes as a message and reaches
-    ``on_pick_row`` once checked.
+    Only ``opened`` flows from the page (the lazy sections open there, a list of their
+    names): the worked example's switch and the quiz's answers stay on the page. The row
+    box's value comes as a message and reaches ``on_pick_row`` once checked.
     """
 
-    page_properties = ()
+    page_properties = ("opened",)
 
     html = param.String(default="", doc="The sections' markup, built once per process (markup).")
     figures = param.String(
@@ -225,6 +248,14 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         "frame of app.numbers_out.numbers_frame (sent packed: packed_frame).",
     )
     dark = param.Boolean(default=False, doc="Whether the figures take the dark theme.")
+    opened = param.List(
+        default=[],
+        item_type=str,
+        doc="The lazy sections open on the page, by name (a press on a section's button "
+        "opens or closes it there; the session builds its view the first time).",
+    )
+    training = Child(doc="The column that takes the training section's view when opened.")
+    assumptions = Child(doc="The column that takes the assumptions section's view when opened.")
     channel_key = param.String(
         default="",
         doc="The key of the session's own websocket (app/channel.py), which frames and views "
@@ -237,23 +268,75 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
     )
 
     _esm = component_module((ASSETS / name for name in SCRIPTS), Path(__file__).with_suffix(".js"))
-    _stylesheets: ClassVar[list[str]] = [LESSON_FONT_CSS, lesson_css()]
+    _stylesheets: ClassVar[list[str]] = [LESSON_FONT_CSS, lesson_css(), boxed_disclosure_css()]
+    # The page puts a lazy section's view in its box when it arrives (drawn_lesson.js): the
+    # sections above are not torn down and drawn again (as app/views/first_screen.py).
+    _render_policy = "manual"
 
     def __init__(
-        self, model: SimulationModel, sections: tuple[Section, ...], **params: Any
+        self,
+        model: SimulationModel,
+        sections: tuple[Section, ...],
+        lazy: Mapping[Section, LazySection] | None = None,
+        **params: Any,
     ) -> None:
+        """Draw ``sections`` of ``model`` in order, each lazy section's button after the
+        section ``lazy`` gives it (after them all for one not drawn here)."""
         self.on_pick_row: Callable[[int], None] | None = None
         """Called with the query the row box asks for, within the state's bounds."""
         self._parts = NUMBER_PARTS if "why" in sections else frozenset()
         self._shows_view = "collapse" in sections
+        lazy = dict(lazy or {})
+        unknown = [section.name for section in lazy.values() if section.name not in LAZY_CHILDREN]
+        if unknown:
+            raise ValueError(f"no child parameter for the lazy sections {unknown}")
+        self.lazy_sections = tuple(lazy.values())
+        """The sections built when first opened, in page order."""
+        after = {name: [s for key, s in lazy.items() if key == name] for name in sections}
+        last = [section for key, section in lazy.items() if key not in sections]
+        html = "".join(
+            markup((name,)) + "".join(section.markup() for section in after[name])
+            for name in sections
+        ) + "".join(section.markup() for section in last)
+        columns = {section.name: _section_box() for section in self.lazy_sections}
         super().__init__(
-            html=markup(sections),
+            html=html,
             figures=figure_items(sections),
             config=lesson_config(sections),
             view=view_of(model.state) if self._shows_view else {},
             frame=self.next_frame(model, self._parts) if self._parts else {},
+            **columns,
             **params,
         )
+        if self.lazy_sections:
+            self.param.watch(self._opened_changed, "opened")
+
+    def accepts_from_page(self, name: str, value: object) -> bool:
+        """The page's ``opened`` is a list of distinct names of this lesson's lazy sections."""
+        names = {section.name for section in self.lazy_sections}
+        return (
+            isinstance(value, list)
+            and all(isinstance(item, str) and item in names for item in value)
+            and len(set(value)) == len(value)
+        )
+
+    def open(self, name: str) -> None:
+        """Open the lazy section ``name``, as a press on its button does."""
+        if name not in self.opened:
+            self.opened = [*self.opened, name]
+
+    def close(self, name: str) -> None:
+        """Close the lazy section ``name`` (its view, if built, is kept)."""
+        self.opened = [opened for opened in self.opened if opened != name]
+
+    def _opened_changed(self, event: object) -> None:
+        once_page_loaded(self._build_opened)
+
+    def _build_opened(self) -> None:
+        for section in self.lazy_sections:
+            if section.name in self.opened and section.view is None:
+                with pn.io.hold():
+                    getattr(self, section.name).append(section.build_once().panel)
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Send what moved: the state the collapse curves show, the numbers of the row

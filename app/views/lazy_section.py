@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from typing import Protocol
 
 import panel as pn
 
 from app.model import SimulationModel
-from app.ticks import once_page_loaded
-from app.views.disclosure import DISCLOSURE_CSS, Disclosure
 
 
 class SectionView(Protocol):
@@ -22,38 +21,38 @@ class SectionView(Protocol):
 
 
 class LazySection:
-    """A titled button that opens a lesson section in place; the section's view is built
-    when it is first opened (with the model as it is then) and hidden when closed.
+    """A section of the lesson behind a titled button: its view is built the first time a
+    student opens it (with the model as it is then), then kept.
 
     Sections with their own controls and figures (the training run, the assumptions) cost
     a session as much as the rest of the lesson: a class pays for them only where a student
-    asks for them, and a move updates them only once built.
+    asks for them, and a move updates them only once built. The button and the box the
+    view goes in are drawn by the lesson's component (app/views/drawn_lesson.py), which
+    shows and hides the box on the page; the section itself holds no Panel object until
+    it is opened.
     """
 
-    def __init__(self, title: str, build: Callable[[], SectionView]) -> None:
+    def __init__(self, name: str, title: str, build: Callable[[], SectionView]) -> None:
+        self.name = name
+        """The section's name: the lesson component's child parameter that shows its view."""
+        self.title = title
+        """The button's text and accessible name."""
         self._build = build
         self.view: SectionView | None = None
         """The section's view, once opened."""
-        self.button = Disclosure(
-            label=title,
-            sizing_mode="stretch_width",
-            margin=(10, 0),
-            stylesheets=[DISCLOSURE_CSS],
+
+    def build_once(self) -> SectionView:
+        """The section's view, built now if it has not been yet."""
+        if self.view is None:
+            self.view = self._build()
+        return self.view
+
+    def markup(self) -> str:
+        """The section's button, closed, and the empty box its view goes in (the ids tie
+        the button to the box for assistive technology)."""
+        box = f"sdpa-lazy-{self.name}"
+        return (
+            f'<div class="sdpa-disclosure"><button type="button" data-lazy="{self.name}" '
+            f'aria-expanded="false" aria-controls="{box}">{html.escape(self.title)}</button>'
+            f'</div><div class="sdpa-lazy" id="{box}" hidden></div>'
         )
-        self.panel = pn.Column(self.button, sizing_mode="stretch_width")
-        self.button.param.watch(self._toggle, "opened")
-
-    def open(self) -> None:
-        """Open the section, as a press on its button does."""
-        self.button.opened = True
-
-    def _toggle(self, event: object) -> None:
-        once_page_loaded(self._show_or_hide)
-
-    def _show_or_hide(self) -> None:
-        if self.button.opened and self.view is None:
-            with pn.io.hold():
-                self.view = self._build()
-                self.panel.append(self.view.panel)
-        elif self.view is not None:
-            self.view.panel.visible = self.button.opened

@@ -20,7 +20,7 @@ from browser_support import (
     start_server,
     stop_server,
 )
-from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Response
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Response, expect
 
 from app.controls_spec import D_K_GRID
 from app.views.first_screen import GATE_LABEL
@@ -49,12 +49,16 @@ LESSON_JS = """() => {
 }"""
 """True once the lesson below the plots is on the page and the session is idle."""
 
-SECTION_OPEN_JS = """(title) => {
+SECTION_OPEN_JS = """(name) => {
   const doc = Bokeh.documents[0];
-  const buttons = [...doc.all_models].filter((m) => m.data && m.data.label === title);
-  return doc.is_idle && buttons.length > 0 && buttons.every((m) => m.data.opened);
+  const lesson = [...doc.all_models].find((m) => m.data && Array.isArray(m.data.opened));
+  if (!doc.is_idle || !lesson || !lesson.data.opened.includes(name)) return false;
+  // The section's column holds a spacer, then the section's view once built.
+  const views = lesson.data[name].children;
+  return views.length > 1 && views.every((view) => Bokeh.index.find_one(view) != null);
 }"""
-"""True once the lesson section ``title`` is open and the session is idle."""
+"""True once the lazy lesson section ``name`` is open, its view is drawn on the page and
+the session is idle."""
 
 HEATMAP_JS = """(column) => {
   const {figure, shown, data, column: drawn, title} = sdpaHeatmap();
@@ -239,7 +243,8 @@ class AppPage:
         the section has arrived and the session is idle again."""
         button = self.page.get_by_role("button", name=title)
         button.click()
-        self.page.wait_for_function(SECTION_OPEN_JS, arg=title)
+        expect(button).to_have_attribute("aria-expanded", "true")
+        self.page.wait_for_function(SECTION_OPEN_JS, arg=button.get_attribute("data-lazy"))
 
     def heatmap(self, column: str | None = None) -> dict[str, Any]:
         """What the heatmap shows now, summarising ``column`` (default: the one drawn)."""

@@ -126,15 +126,16 @@ def test_served_page_builds_the_lesson_when_the_student_opens_it(page_load: Page
     simulation.layout.first_screen.lesson_opened = True  # pressed, or scrolled near
     assert simulation.lesson is not None
     assert not simulation.layout.first_screen.gate_shown
-    sections = len(simulation.lesson.sections())
-    assert len(simulation.layout.lesson.objects) == sections
+    lesson = simulation.lesson.drawn
+    assert simulation.layout.lesson is lesson
+    assert simulation.layout.first_screen.lesson is lesson, "one component, the whole lesson"
     # Built from the current state: the move above is already in the lesson's row.
-    assert simulation.lesson.faq_and_collapse.view["temperature"] == 2.0
+    assert lesson.view["temperature"] == 2.0
     # A page (or a hostile client) asking again:
     simulation.layout.first_screen.lesson_opened = False
     simulation.layout.first_screen.lesson_opened = True
     simulation.add_lesson()
-    assert len(simulation.layout.lesson.objects) == sections, "the lesson is added once"
+    assert simulation.lesson.drawn is lesson, "the lesson is added once"
 
 
 def test_what_the_page_asks_for_before_it_has_loaded_is_built_once_it_has(
@@ -179,21 +180,19 @@ def test_moves_made_before_the_plots_turn_fold_into_one_update() -> None:
 def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> None:
     pending: list = []
     simulation = Session(defer=pending.append)
-    why = simulation.lesson.why
+    why = simulation.lesson.drawn
     frames_before = why.sequence
     weights_before = weights_image(simulation).copy()
     simulation.state.temperature = 4.0
     simulation.state.temperature = 0.25
     assert not np.allclose(weights_image(simulation), weights_before)
-    assert simulation.lesson.faq_and_collapse.view["temperature"] != 0.25
+    assert why.view["temperature"] != 0.25
     assert why.sequence == frames_before  # the row comparison's numbers wait their turn
     assert len(pending) == 1, "two moves before the lesson's turn make one lesson update"
     pending.pop()()
-    assert simulation.lesson.faq_and_collapse.view["temperature"] == 0.25
+    assert why.view["temperature"] == 0.25
     assert why.sequence == frames_before + 1
     assert why.frame["state"]["temperature"] == 0.25 and ROW in why.frame["parts"]
-    # Only the component with the collapse curves draws their view, and receives it.
-    assert why.view == {} and simulation.lesson.worked_and_quiz.view == {}
     simulation.state.d_k = 128
     assert len(pending) == 1
 
@@ -243,7 +242,7 @@ def test_control_updates_are_not_taken_back_as_changes_from_the_page(
         pending.pop()()
         simulation.state.n = 64  # the row comparison's numbers (and box) follow
         pending.pop()()
-    assert exact.value == 300 and simulation.lesson.why.frame["state"]["n"] == 64
+    assert exact.value == 300 and simulation.lesson.drawn.frame["state"]["n"] == 64
     assert from_page == []
     document.clear()
 
@@ -252,7 +251,7 @@ def test_lesson_is_built_at_once_outside_a_server() -> None:
     simulation = Session()
     assert simulation.lesson is not None
     # Below the controls and the plots, across the page's width.
-    assert simulation.lesson.faq_and_collapse in simulation.layout.lesson.objects
+    assert simulation.layout.first_screen.lesson is simulation.lesson.drawn
 
 
 def test_slider_moves_send_only_the_parts_they_change() -> None:
@@ -402,12 +401,11 @@ def test_the_drawn_lesson_follows_the_state_and_only_flows_to_the_page() -> None
     """The collapse curves' component hears d_k, the scale and the temperature; nothing
     of the drawn lesson is taken back from a page."""
     app = Session()
-    drawn = app.lesson.faq_and_collapse
+    drawn = app.lesson.drawn
     assert drawn.view == {"d_k": 64, "scaled": True, "temperature": 1.0}
     app.state.set_controls(d_k=256, scaled=False)
     assert drawn.view == {"d_k": 256, "scaled": False, "temperature": 1.0}
-    assert "Test yourself" in app.lesson.worked_and_quiz.html
-    assert app.lesson.worked_and_quiz.figures == ""  # no collapse figures to embed there
+    assert "Test yourself" in drawn.html
     document = Document()
     model = drawn.get_root(document)
     view, html = drawn.view, drawn.html
@@ -463,7 +461,7 @@ def test_no_renderer_carries_unused_glyph_copies() -> None:
     document.add_root(app.page.get_root(document))
     assert not [model for model in document.models if isinstance(model, GlyphRenderer)]
     items = [json.loads(app.figures.figures)]
-    items += [json.loads(drawn.figures) for drawn in app.lesson.drawn if drawn.figures]
+    items += [json.loads(app.lesson.drawn.figures)]
     renderers = list(_renderers(items))
     assert len(renderers) >= 20
     for renderer in renderers:
@@ -493,17 +491,24 @@ def test_lesson_sections_behind_their_own_button_are_built_when_opened() -> None
     lesson = simulation.lesson
     assert lesson is not None
     built_views = len(lesson.views)
+    drawn = lesson.drawn
     for section in lesson.lazy_sections:
-        assert section.view is None and section.panel.objects == [section.button]
+        # Only a button and a box in the lesson's markup, a column with a spacer in the box.
+        assert section.view is None and len(getattr(drawn, section.name).objects) == 1
+        assert f'data-lazy="{section.name}"' in drawn.html and section.title in drawn.html
+    # The training button sits after the collapse curves, the assumptions' at the end.
+    assert drawn.html.index('data-lazy="training"') < drawn.html.index('id="sdpa-row"')
+    assert drawn.html.rindex("sdpa-lazy-assumptions") > drawn.html.index('id="sdpa-quiz"')
     simulation.state.set_controls(d_k=256)  # moves before opening update nothing there
-    lesson.assumptions.open()
-    assert lesson.assumptions.view is not None
+    lesson.open(lesson.assumptions)
+    view = lesson.assumptions.view
+    assert view is not None and drawn.assumptions.objects[1:] == [view.panel]
+    assert drawn.opened == ["assumptions"] and len(drawn.training.objects) == 1
     assert len(lesson.views) == built_views + 1
     # Built from the model as it is when opened.
-    for group, readouts in lesson.assumptions.view.readouts.items():
+    for group, readouts in view.readouts.items():
         assert readouts.html == assumptions_html(simulation.model, group)
-    lesson.assumptions.button.opened = False
-    assert not lesson.assumptions.view.panel.visible
-    lesson.assumptions.button.opened = True
-    assert lesson.assumptions.view.panel.visible
-    assert len(lesson.assumptions.panel.objects) == 2, "built once"
+    # Closed and opened again on the page: the view is kept, not built again.
+    drawn.close("assumptions")
+    lesson.open(lesson.assumptions)
+    assert lesson.assumptions.view is view and drawn.assumptions.objects[1:] == [view.panel]

@@ -70,9 +70,9 @@ OVERFLOW_QUERY = {
 
 def assumptions_view(session: Session) -> AssumptionsView:
     """The lesson's assumptions section of ``session``, opened as a student opens it."""
-    section = session.lesson.assumptions
-    section.open()
-    return section.view
+    lesson = session.lesson
+    lesson.open(lesson.assumptions)
+    return lesson.assumptions.view
 
 
 def model_for(**values: object) -> SimulationModel:

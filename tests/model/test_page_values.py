@@ -22,6 +22,7 @@ import param
 import pytest
 from bokeh.document import Document
 from bokeh.model import Model
+from hostile_messages import hostile_name_lists
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from panel.io.state import set_curdoc
@@ -40,6 +41,7 @@ from app.location import SafeLocation, location_params
 from app.presets import preset_options
 from app.session import Session
 from app.state import SimulationState
+from app.views.drawn_lesson import LAZY_CHILDREN
 from app.views.readouts import readouts_html
 
 PAGE = object()
@@ -177,7 +179,7 @@ def test_the_row_box_message_takes_only_a_number_and_picks_a_query_of_the_matrix
     """The row comparison is drawn in the browser; its box sends ``{"row_input": value}``.
     A number picks the nearest query of the n×n matrix; anything else changes nothing."""
     page = Page()
-    why = page.app.lesson.why
+    why = page.app.lesson.drawn
     n = page.app.state.n
     with set_curdoc(page.document):
         for value in huge_ints(2 * n):
@@ -367,6 +369,51 @@ def test_the_first_screen_follows_its_flags_from_the_page() -> None:
         page.settle()
     assert screen.dark and not screen.more_opened and screen.lesson_opened
     assert page.app.layout.more is not None and not page.app.layout.more.visible
+
+
+def lesson_model(page: Page) -> Model:
+    """The data model of ``page``'s lesson, found as a client finds it: by its ``opened``."""
+    (model,) = [
+        m
+        for m in page.document.models
+        if getattr(m, "data", None) is not None and hasattr(m.data, "opened")
+    ]
+    return model.data
+
+
+@pytest.mark.parametrize(
+    ("family", "value"),
+    list(hostile_name_lists(LAZY_CHILDREN)),
+    ids=lambda case: case if isinstance(case, str) and len(case) < 30 else None,
+)
+def test_the_lessons_open_sections_take_only_its_section_names(family: str, value: object) -> None:
+    """A page opens a lesson section by sending the list of open sections' names: anything
+    but distinct names of the lesson's sections opens and builds nothing."""
+    page = Page()
+    lesson = page.app.lesson
+    data = lesson_model(page)
+    with set_curdoc(page.document):
+        # Bokeh may refuse the value's type itself: either way the app takes nothing.
+        with contextlib.suppress(ValueError):
+            data.set_from_json("opened", value, setter=PAGE)
+        page.settle()
+    assert lesson.drawn.opened == [], family
+    assert all(section.view is None for section in lesson.lazy_sections)
+    assert len(lesson.views) == 1
+
+
+def test_the_lesson_builds_the_sections_a_page_opens() -> None:
+    page = Page()
+    lesson = page.app.lesson
+    with set_curdoc(page.document):
+        lesson_model(page).set_from_json("opened", ["assumptions", "training"], setter=PAGE)
+        page.settle()
+    assert lesson.drawn.opened == ["assumptions", "training"]
+    assert lesson.training.view is not None and lesson.assumptions.view is not None
+    assert lesson.drawn.training.objects[1:] == [lesson.training.view.panel]
+    page.app.state.d_k = 128
+    page.settle()
+    assert_nothing_shows_nan(page)
 
 
 @pytest.mark.parametrize("y", [None, "abc", math.nan, math.inf, -1, 1e300, True, [3], 31.9])

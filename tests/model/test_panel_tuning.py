@@ -108,7 +108,7 @@ def test_every_move_sets_values_bokeh_accepts_as_they_are(
     }
     first, why = rendered[False], rendered[True]
     assert first["sequence"] == simulation.figures.sequence > 1
-    assert why["sequence"] == simulation.lesson.why.sequence > 1
+    assert why["sequence"] == simulation.lesson.drawn.sequence > 1
     assert first["state"]["n"] == why["state"]["n"] == simulation.state.n == 48
     document.clear()
 
