@@ -53,8 +53,8 @@ FIGURES_ATTRIBUTE = "figures"
 the model has both, whatever the type name Panel generates for it (``DrawnFigures1``…)."""
 
 LESSON_MARKUP_ATTRIBUTE = "html"
-"""The property of the drawn lesson's data models (app/views/drawn_lesson.py,
-``DrawnLesson.html``, never empty): the lesson's component that draws the row comparison
+"""The property of the drawn lesson's data model (app/views/drawn_lesson.py,
+``DrawnLesson.html``, never empty): the lesson's component, which draws the row comparison,
 has a ``frame`` and ``figures`` too, and is told apart by it."""
 
 CHANNEL_KEY_ATTRIBUTE = "channel_key"
@@ -67,15 +67,16 @@ CONTROLS_TARGET = "controls"
 
 FIGURES_TARGET = "figures"
 """The component the first screen's frames are addressed to on the channel (the lesson's
-components have targets of their own)."""
+component has a target of its own)."""
 
 HEATMAP_PART = "weights"
 """The model part whose numbers carry the heatmap's image (``weightsImage``): every move
 that changes the image recomputes it (d_k, n and seed change the scores and so the weights,
 temperature the weights alone), so a frame whose ``parts`` name it shows a move."""
 
-LESSON_MODELS = ("collapse", "why", "quiz")
-"""Names of models only the lesson below the plots holds: it has arrived once all are in."""
+LESSON_MODELS = ("lesson",)
+"""Names of models only the lesson below the plots holds (its one drawn component,
+app/lesson.py): it has arrived once all are in."""
 
 SLIDER_LABELS = {"d_k": "d_k (key dimension)", "temperature": "temperature"}
 """Slider key (the control's name) → its label (app/controls_spec.py)."""
