@@ -18,7 +18,8 @@ What is measured:
 The first screen's figures are not models of the session's document: the page embeds them
 in documents of their own and draws the session's frames into them. Their models are read
 from the record the component pushes onto ``window.SdpaDrawnFigures`` (``models`` by
-figures.js's names, ``frames`` drawn); the lesson's figures are in ``Bokeh.documents[0]``.
+figures.js's names, ``frames`` drawn); the lesson's in ``window.SdpaDrawnLessons``
+(app/views/drawn_lesson.js).
 - server update: a slider's move handed in-process to the drawn controls, as the page's
   message is (``DrawnControls.take_message``) → model refresh → the first screen's frame
   (the app's own ``pn.io.hold``, the page attached to a Bokeh ``Document`` with a change
@@ -90,7 +91,8 @@ FIRST_PAINT_INIT_JS = """(() => {
 
 READY_JS = """() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle
   && window.SdpaDrawnFigures && SdpaDrawnFigures[0] && SdpaDrawnFigures[0].frames > 0
-  && Bokeh.documents[0].get_model_by_name('row_comparison') != null"""
+  && window.SdpaDrawnLessons && SdpaDrawnLessons.some((lesson) => lesson.models
+    && lesson.models.row_figure)"""
 """The whole page is up: the first screen and the lesson (see :func:`open_lesson`)."""
 
 ARM_JS = """() => {
