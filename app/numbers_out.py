@@ -272,9 +272,8 @@ def packed_frame(frame: Mapping[str, object], limit: int = PACK_LIMIT) -> dict:
 
     def pack(value: object) -> object:
         if isinstance(value, _Coded):
-            key = f"alone-{len(alone)}"
-            alone[key] = value.codes
-            return {"alone": key, "code": value.spec}
+            # uint16 is no packed dtype: the codes travel alone.
+            return {**reference(value.codes), "code": value.spec}
         if isinstance(value, _Scaled):
             return {**reference(value.source), "times": value.factor}
         if isinstance(value, Mapping):

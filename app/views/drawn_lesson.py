@@ -57,7 +57,7 @@ from app.views.collapse import METRICS, CollapseView
 from app.views.disclosure import boxed_disclosure_css
 from app.views.drawn_figures import ASSETS, DARK_FIGURE_THEME, component_module
 from app.views.framed import FramedComponent, finite_number
-from app.views.lazy_section import LazySection
+from app.views.lazy_section import LazySection, lazy_markup
 
 SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "lesson_drawing.js")
 """The drawing code the component runs, shared with the offline page (load order)."""
@@ -205,6 +205,16 @@ def lesson_config(sections: tuple[Section, ...]) -> dict:
     return config
 
 
+@functools.cache
+def lesson_markup(sections: tuple[Section, ...], lazy: tuple[tuple[str, str, str], ...]) -> str:
+    """:func:`markup` of ``sections`` with the lazy sections' buttons and boxes: ``lazy``
+    holds, for each, the section it follows (after them all when not among ``sections``),
+    its name and its title. Built once per process, not once per session."""
+    after = {name: [lazy_markup(n, t) for key, n, t in lazy if key == name] for name in sections}
+    last = [lazy_markup(n, t) for key, n, t in lazy if key not in sections]
+    return "".join(markup((name,)) + "".join(after[name]) for name in sections) + "".join(last)
+
+
 def _section_box() -> pn.Column:
     """The column a lazy section's view is appended to when first opened.
 
@@ -292,15 +302,10 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
             raise ValueError(f"no child parameter for the lazy sections {unknown}")
         self.lazy_sections = tuple(lazy.values())
         """The sections built when first opened, in page order."""
-        after = {name: [s for key, s in lazy.items() if key == name] for name in sections}
-        last = [section for key, section in lazy.items() if key not in sections]
-        html = "".join(
-            markup((name,)) + "".join(section.markup() for section in after[name])
-            for name in sections
-        ) + "".join(section.markup() for section in last)
+        placed = tuple((key, section.name, section.title) for key, section in lazy.items())
         columns = {section.name: _section_box() for section in self.lazy_sections}
         super().__init__(
-            html=html,
+            html=lesson_markup(sections, placed),
             figures=figure_items(sections),
             config=lesson_config(sections),
             view=view_of(model.state) if self._shows_view else {},

@@ -47,12 +47,13 @@ class LazySection:
             self.view = self._build()
         return self.view
 
-    def markup(self) -> str:
-        """The section's button, closed, and the empty box its view goes in (the ids tie
-        the button to the box for assistive technology)."""
-        box = f"sdpa-lazy-{self.name}"
-        return (
-            f'<div class="sdpa-disclosure"><button type="button" data-lazy="{self.name}" '
-            f'aria-expanded="false" aria-controls="{box}">{html.escape(self.title)}</button>'
-            f'</div><div class="sdpa-lazy" id="{box}" hidden></div>'
-        )
+
+def lazy_markup(name: str, title: str) -> str:
+    """A lazy section's button, closed, titled ``title``, and the empty box its view goes in
+    (the ids tie the button to the box for assistive technology)."""
+    box = f"sdpa-lazy-{name}"
+    return (
+        f'<div class="sdpa-disclosure"><button type="button" data-lazy="{name}" '
+        f'aria-expanded="false" aria-controls="{box}">{html.escape(title)}</button>'
+        f'</div><div class="sdpa-lazy" id="{box}" hidden></div>'
+    )

@@ -258,3 +258,43 @@ def test_the_quiz_labels_are_whole(app_page: AppPage) -> None:
             }"""
         )
         assert not cut, f"the label {label!r} is cut off"
+
+
+LAZY_BOX_JS = """(name) => {
+  const lesson = [...Bokeh.documents[0].all_models].find(
+    (m) => m.data && Array.isArray(m.data.opened));
+  return {opened: [...lesson.data.opened], views: lesson.data[name].children.length};
+}"""
+"""The lesson's open sections and how many views the column of section ``name`` holds."""
+
+
+def test_a_lazy_section_closes_and_opens_again_on_the_page_without_a_second_build(
+    app_page: AppPage,
+) -> None:
+    """The section's button hides its box and shows it again; the session builds the
+    section once, and the keyboard works it as the mouse does."""
+    app_page.open()
+    app_page.open_section(ASSUMPTIONS_TITLE)
+    button = app_page.page.get_by_role("button", name=ASSUMPTIONS_TITLE)
+    box = app_page.page.locator(f"#{button.get_attribute('aria-controls')}")
+    expect(box).to_be_visible()
+    built = app_page.page.evaluate(LAZY_BOX_JS, "assumptions")
+    assert built == {"opened": ["assumptions"], "views": 2}, "a spacer, then the view"
+
+    button.focus()
+    button.press("Enter")
+    expect(button).to_have_attribute("aria-expanded", "false")
+    expect(box).to_be_hidden()
+    app_page.page.wait_for_function(
+        "() => [...Bokeh.documents[0].all_models].some("
+        "(m) => m.data && Array.isArray(m.data.opened) && m.data.opened.length === 0)"
+    )
+
+    button.press("Space")
+    expect(button).to_have_attribute("aria-expanded", "true")
+    expect(box).to_be_visible()
+    app_page.page.wait_for_function(
+        "() => Bokeh.documents[0].is_idle && [...Bokeh.documents[0].all_models].some("
+        "(m) => m.data && Array.isArray(m.data.opened) && m.data.opened.length === 1)"
+    )
+    assert app_page.page.evaluate(LAZY_BOX_JS, "assumptions") == built, "built once"
