@@ -267,6 +267,10 @@ LAZY_BOX_JS = """(name) => {
 }"""
 """The lesson's open sections and how many views the column of section ``name`` holds."""
 
+OPEN_COUNT_JS = """(count) => Bokeh.documents[0].is_idle && [...Bokeh.documents[0].all_models]
+  .some((m) => m.data && Array.isArray(m.data.opened) && m.data.opened.length === count)"""
+"""True once the session is idle and holds ``count`` open lazy sections."""
+
 
 def test_a_lazy_section_closes_and_opens_again_on_the_page_without_a_second_build(
     app_page: AppPage,
@@ -285,16 +289,10 @@ def test_a_lazy_section_closes_and_opens_again_on_the_page_without_a_second_buil
     button.press("Enter")
     expect(button).to_have_attribute("aria-expanded", "false")
     expect(box).to_be_hidden()
-    app_page.page.wait_for_function(
-        "() => [...Bokeh.documents[0].all_models].some("
-        "(m) => m.data && Array.isArray(m.data.opened) && m.data.opened.length === 0)"
-    )
+    app_page.page.wait_for_function(OPEN_COUNT_JS, arg=0)
 
     button.press("Space")
     expect(button).to_have_attribute("aria-expanded", "true")
     expect(box).to_be_visible()
-    app_page.page.wait_for_function(
-        "() => Bokeh.documents[0].is_idle && [...Bokeh.documents[0].all_models].some("
-        "(m) => m.data && Array.isArray(m.data.opened) && m.data.opened.length === 1)"
-    )
+    app_page.page.wait_for_function(OPEN_COUNT_JS, arg=1)
     assert app_page.page.evaluate(LAZY_BOX_JS, "assumptions") == built, "built once"
