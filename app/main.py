@@ -14,8 +14,11 @@ from app.views.connection import add_connection_notice
 # No extension named: the page then loads no script of Panel's optional extensions (tables,
 # editors, ...), which it never uses. This script runs for every session: without
 # ``apply_signatures=False`` each run rebuilds the call signatures of every Panel class for
-# IDE completion, ~4–8 ms of each arriving student's server time.
-pn.extension(apply_signatures=False)
+# IDE completion, ~4–8 ms of each arriving student's server time. Panel's browser
+# information (language, time zone, ...) is never read here, and its model reports each of
+# its seven properties in a message of its own as the page loads: seven patches for the
+# server to decode and handle for every arriving student (docs/performance.md).
+pn.extension(apply_signatures=False, browser_info=False)
 tune_process()
 # A change a client sends that Bokeh refuses, and a websocket message it cannot read, are
 # logged in one short line, not with a traceback (sdpa-sim installs this first; plain

@@ -31,8 +31,41 @@ def once_page_loaded(callback: Callable[[], None]) -> None:
     never reach the page, and the next change that mentions them fails there with
     "reference pNNNN isn't known" (Panel 1.10 checks whether the client has the document).
     Waiting for the page's load (``pn.state.onload``) makes both versions send them.
+
+    The changes go out through Bokeh's session, not Panel's own writer
+    (:func:`sent_by_the_session`): such a change adds models to the page, and a patch that
+    never arrives leaves a student without the lesson for good.
     """
-    pn.state.onload(callback)
+    pn.state.onload(partial(sent_by_the_session, callback))
+
+
+def sent_by_the_session(callback: Callable[[], None]) -> None:
+    """Run ``callback`` with the changes it makes to a served session's document held, and
+    let Bokeh's session send them as it releases the document's lock; elsewhere (no
+    server, or a hold already open) run it under ``pn.io.hold()``.
+
+    For the callbacks Bokeh runs under the session's lock: a page's patch, a next-tick
+    callback, Panel's onload callbacks (which run while Bokeh handles the page's
+    ``document_ready``). Why not Panel's hold alone: Panel writes the changes itself, and
+    when the socket is busy it queues the message for a task that sends it later; with
+    several messages queued close together (a class arriving on ``--num-procs 2``), one
+    can stay in that queue until the session's next change made through Panel, which
+    never comes when the page's moves travel on the session's channel. Measured with
+    ``benchmarks/bench_class.py --num-procs 0`` (100 students opening the lesson at once):
+    6 or 7 of 100 lessons never arrived in 4 of 13 runs, each with its patch still queued
+    in Panel 8 s after it was made (docs/performance.md, *Eighth series*). Bokeh's
+    session writes what it was given before it releases the lock.
+    """
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None or doc.callbacks.hold_value is not None:
+        with pn.io.hold():
+            callback()
+        return
+    doc.hold("combine")
+    try:
+        callback()
+    finally:
+        doc.unhold()
 
 
 def next_tick(doc: Document) -> Later:

@@ -6,11 +6,15 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable
+from types import SimpleNamespace
 
+import panel as pn
 import pytest
+from bokeh.document import Document
+from panel.io.state import set_curdoc
 from tornado.ioloop import IOLoop
 
-from app.ticks import WRITE_POLL_S, WRITE_WAIT_LIMIT_S, Paced
+from app.ticks import WRITE_POLL_S, WRITE_WAIT_LIMIT_S, Paced, sent_by_the_session
 
 
 class FakeDocument:
@@ -210,3 +214,50 @@ def test_an_update_off_the_lock_runs_on_the_loop_whichever_thread_asks() -> None
         assert not doc.next_tick and not doc.timeouts, "nothing went through the lock"
     finally:
         served.stop()
+
+
+class StubSessionContext:
+    """What Panel reads of a served session's context: a request with no arguments."""
+
+    request = SimpleNamespace(arguments={}, cookies={}, headers={})
+    session = None
+
+
+class ServedDocument(Document):
+    """A document that looks served (it has a session context) without a server."""
+
+    session_context = StubSessionContext()
+
+
+def test_a_change_made_once_the_page_has_loaded_is_sent_by_bokehs_session_in_one_go() -> None:
+    doc = ServedDocument()
+    box = pn.Column(pn.Spacer(height=0, margin=0))
+    doc.add_root(box.get_root(doc))
+    sent: list[object] = []
+    doc.on_change(sent.append)
+
+    def add_section() -> None:
+        # Panel's own hold inside (as the lesson's code has) must not write on its own.
+        with pn.io.hold():
+            box.append(pn.pane.HTML("<p>section</p>"))
+            box.append(pn.pane.HTML("<p>another</p>"))
+        assert sent == [], "the changes left before the callback ended"
+
+    with set_curdoc(doc):
+        sent_by_the_session(add_section)
+    assert doc.callbacks.hold_value is None
+    assert sent, "the held changes were never handed to the session"
+    assert len(box.get_root(doc).children) == 3
+
+
+def test_outside_a_server_the_callback_runs_under_panels_hold() -> None:
+    box = pn.Column()
+    ran: list[bool] = []
+
+    def add() -> None:
+        box.append(pn.pane.HTML("<p>x</p>"))
+        ran.append(True)
+
+    sent_by_the_session(add)
+    assert ran == [True]
+    assert len(box.objects) == 1
