@@ -22,7 +22,15 @@ from app.model import SimulationModel
 from app.presets import PRESETS
 from app.query import compose_search, parse_embed, parse_shown_controls
 from app.state import SimulationState
-from app.ticks import Later, Paced, later_by, next_tick, once_page_loaded, run_now
+from app.ticks import (
+    Later,
+    Paced,
+    later_by,
+    next_tick,
+    once_page_loaded,
+    run_now,
+    sent_by_the_session,
+)
 from app.views.drawn_figures import DrawnFigures
 
 URL_FOLLOWS_S = 1.0
@@ -244,8 +252,9 @@ class Session:
             self._later_by(wait, self._write_due_url)
             return
         self._url_due = False
-        with pn.io.hold():
-            self._write_url()
+        # The last URL of a spell of moves has no later change to carry it: Bokeh's session
+        # sends it (app/ticks.py, sent_by_the_session), or a copied link could lag behind.
+        sent_by_the_session(self._write_url)
 
     def _write_url(self) -> None:
         # The whole query is composed here rather than by Panel's ``update_query``, which
