@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import SimpleNamespace
 
 import param
 
@@ -82,19 +83,31 @@ class SimulationModel(param.Parameterized):
         doc="Histogram of the dot products / √d_k against their law (Normal(0, 1) in the lesson).",
     )
 
+    computed_for = param.Dict(
+        default={},
+        doc="The controls' values the parts were last computed for, by name (what a frame "
+        "says it shows; the state may have moved on since).",
+    )
+
     def __init__(self, state: SimulationState | None = None, **params: object) -> None:
         super().__init__(state=state or SimulationState(), **params)
         self.refresh(CONTROLS)
 
-    def refresh(self, changed: Iterable[str]) -> set[str]:
+    def refresh(
+        self, changed: Iterable[str], values: Mapping[str, object] | None = None
+    ) -> set[str]:
         """Recompute what depends on the ``changed`` controls; return the parts that changed.
 
         The parts are the keys of :data:`INPUTS`; ``"view"`` (the heatmap's view changed)
-        needs no new data.
+        needs no new data. ``values`` are the controls' values to compute for (default: the
+        state's now, :meth:`SimulationState.control_values`): a refresh run in another
+        thread is given them, taken on the event loop, since the state may move meanwhile.
+        One refresh at a time per model.
         """
         changed = set(changed)
         parts = {part for part, inputs in INPUTS.items() if changed & inputs}
-        state = self.state
+        values = dict(values) if values is not None else self.state.control_values()
+        state = SimpleNamespace(**values)
         law = law_of(state)
         if SCORES in parts:
             self.scores = images_for(state.n, state.d_k, state.seed, state.causal, law)
@@ -120,4 +133,5 @@ class SimulationModel(param.Parameterized):
             self.output = output_frame(self.weights.weights, state.seed)
         if HISTOGRAMS in parts:
             self.raw_histogram, self.scaled_histogram = histograms_for(state.d_k, state.seed, law)
+        self.computed_for = values
         return parts

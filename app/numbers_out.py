@@ -185,8 +185,10 @@ def frame_numbers(model: SimulationModel, parts: Iterable[str]) -> dict[str, dic
 
 
 def frame_state(model: SimulationModel) -> dict[str, object]:
-    """The controls' values a frame was computed for, by control name."""
-    return {name: getattr(model.state, name) for name in CONTROL_NAMES}
+    """The controls' values a frame was computed for, by control name (those of the model's
+    last refresh, which a refresh off the event loop took before the state moved on)."""
+    values = model.computed_for
+    return {name: values[name] for name in CONTROL_NAMES}
 
 
 def numbers_frame(model: SimulationModel, parts: Iterable[str], sequence: int) -> dict:

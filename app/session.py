@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from functools import partial
 
 import panel as pn
@@ -23,6 +24,7 @@ from app.presets import PRESETS
 from app.query import compose_search, parse_embed, parse_shown_controls
 from app.state import SimulationState
 from app.ticks import (
+    REFRESH_POOL,
     Later,
     Paced,
     later_by,
@@ -32,6 +34,7 @@ from app.ticks import (
     sent_by_the_session,
 )
 from app.views.drawn_figures import DrawnFigures
+from app.views.framed import ComposedFrame
 
 URL_FOLLOWS_S = 1.0
 """While moves go on the session's channel, the page's URL is written once the controls
@@ -42,6 +45,12 @@ URL_LAGS_AT_MOST_S = 5.0
 
 URL_TIMER_SLACK_S = 0.02
 """A URL timer that fires this close to its time writes rather than waiting again."""
+
+OFF_LOOP_CELLS = 512 * 512
+"""From this many cells (n²), a refresh for the session's channel runs off the event loop
+(:data:`app.ticks.REFRESH_POOL`): at n = d_k = 1024 a d_k move's refresh takes ~60 ms, which
+every other student's move on the process would wait for. Below, a refresh takes a few ms
+and the hop to a thread and back would cost a move more than it saves."""
 
 LESSON_TARGET = "lesson"
 """The name the session's channel hands the lesson component's messages to."""
@@ -93,6 +102,8 @@ class Session:
         self._lesson_parts: set[str] = set()
         """Model parts changed since the lesson's views were last updated."""
         self._lesson_update_due = False
+        self._refreshing = False
+        """Whether a refresh is running off the event loop (:meth:`_refresh_off_loop`)."""
         self._url_due = False
         """Whether a URL write is scheduled (:meth:`_write_url_soon`)."""
         self._url_quiet_at = self._url_late_at = 0.0
@@ -178,18 +189,62 @@ class Session:
         self.layout.show_scene(PRESETS.get(self.state.preset))
         self._schedule_lesson_and_url()
 
-    def update_plots(self) -> None:
+    def update_plots(self) -> Future | None:
         """Bring the model and the first screen's views up to date with every control
         changed since the last update, then schedule :meth:`update_lesson_and_url` (or, before
-        the lesson is built, write the URL with the numbers)."""
+        the lesson is built, write the URL with the numbers).
+
+        On the session's channel, a refresh of :data:`OFF_LOOP_CELLS` cells or more runs in
+        :data:`app.ticks.REFRESH_POOL` and its numbers are sent on a later tick: the
+        returned future is done once they have been (None: all done already).
+        """
         changed, self._changed_controls = self._changed_controls, set()
         if not changed:
-            return
+            return None
+        if self._on_channel() and not self._lesson_needs_lock():
+            values = self.state.control_values()
+            if int(values["n"]) ** 2 >= OFF_LOOP_CELLS:
+                return self._refresh_off_loop(changed, values)
+        self._show(self.model.refresh(changed))
+        return None
+
+    def _refresh_off_loop(self, changed: set[str], values: dict[str, object]) -> Future:
+        # The frame shows the moves handled until now, whatever arrives while it computes.
+        handled = self.channel.handled if self.channel is not None else 0
+        shown: Future = Future()
+        self._refreshing = True
+        computed = REFRESH_POOL.submit(self._compute, changed, values, handled)
+        computed.add_done_callback(
+            lambda done: self._defer(partial(self._show_computed, done, shown))
+        )
+        return shown
+
+    def _compute(
+        self, changed: set[str], values: dict[str, object], handled: int
+    ) -> tuple[set[str], ComposedFrame | None]:
+        # Off the event loop: the refresh, and the frame packed into its message (~2 ms of
+        # copying at n = 1024).
+        parts = self.model.refresh(changed, values)
+        return parts, self.figures.compose_update(self.model, parts, handled)
+
+    def _show_computed(self, computed: Future, shown: Future) -> None:
+        self._refreshing = False
+        try:
+            parts, composed = computed.result()
+            self._show(parts, composed)
+        finally:
+            shown.set_result(None)
+
+    def _show(self, parts: set[str], composed: ComposedFrame | None = None) -> None:
+        """Send the page the model's new ``parts`` (their frame ``composed`` already, by a
+        refresh off the event loop), then the lesson's and the URL as below."""
         # Bokeh's validation of every value the views set checks arrays and numbers
         # computed here; a model test makes every kind of move with it on.
         with pn.io.hold(), validate(False):
-            parts = self.model.refresh(changed)
-            self.figures.update(self.model, parts)
+            if composed is None:
+                self.figures.update(self.model, parts)
+            else:
+                self.figures.send_composed(composed)
             if self._on_channel() and not self._lesson_needs_lock():
                 # The numbers went on the channel, the lesson's follow in messages of their
                 # own (the page paints the first screen's first); the URL once the moves
@@ -216,7 +271,9 @@ class Session:
         """Bring the lesson's views and the URL up to date with the model."""
         self._lesson_update_due = False
         with pn.io.hold(), validate(False):
-            self._update_lesson()
+            if not self._refreshing:
+                # Else the model is half new: the refresh's end updates the lesson.
+                self._update_lesson()
             self._write_url()
 
     def _lesson_needs_lock(self) -> bool:

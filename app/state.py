@@ -93,6 +93,11 @@ class SimulationState(param.Parameterized):
         """Move to the next seed: a fresh draw of Q and K (and of the histogram's pairs)."""
         self.set_controls(seed=self.seed + 1 if self.seed < SEED_BOUNDS[1] else 0)
 
+    def control_values(self) -> dict[str, object]:
+        """Every control's value now, by name: what a refresh reads, taken at once so that a
+        refresh run off the event loop computes one consistent state while this one moves on."""
+        return {name: getattr(self, name) for name in CONTROL_NAMES}
+
     def query(self) -> dict[str, str]:
         """The controls as URL query values, in the order the URL shows them."""
         return {name: format_query_value(getattr(self, name)) for name in PARAMETER_NAMES}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
 import panel as pn
@@ -104,6 +106,14 @@ async def _run_in(doc: Document, callback: Callable[[], None]) -> None:
     _run_unlocked(doc, callback)
 
 
+REFRESH_POOL = ThreadPoolExecutor(
+    max_workers=max(1, os.cpu_count() or 1), thread_name_prefix="sdpa-refresh"
+)
+"""The threads a served session's large refresh runs in, shared by the process's sessions
+(read-only caches only): NumPy releases the GIL in its products, so the event loop goes on
+answering the other students meanwhile. Its threads start at the first refresh, after any
+``--num-procs`` worker has been forked."""
+
 WRITE_POLL_S = 0.005
 """How often a paced update looks again whether its session's last message has been sent."""
 
@@ -122,6 +132,10 @@ class Paced:
     at most about half of a core for that session, whatever its size, and a client that
     reads slowly (or not at all) has at most one update in flight. The values that arrive
     in between are folded by the caller into the next update, which always shows the last.
+
+    An update that goes on elsewhere (a large refresh in :data:`REFRESH_POOL`) returns a
+    :class:`~concurrent.futures.Future`, done once its numbers have been sent: it is in
+    flight until then.
     """
 
     def __init__(
@@ -180,8 +194,13 @@ class Paced:
         self._in_flight = True
         if self._off_lock_loop() is not None:
             try:
-                callback()
-            finally:
+                going_on = callback()
+            except BaseException:
+                self._sent(now)
+                raise
+            if isinstance(going_on, Future):
+                going_on.add_done_callback(lambda done: self._sent(now))
+            else:
                 # Its frame is on the channel's socket now (``writes_pending`` watches it).
                 self._sent(now)
             return

@@ -27,7 +27,7 @@ from app.controls_spec import ROW
 from app.export.views import FIGURE_PARTS, HEATMAP_TITLE_STYLES, build_views, figures_config
 from app.model import SimulationModel
 from app.state import SimulationState
-from app.views.framed import FramedComponent, channel_script, finite_number
+from app.views.framed import ComposedFrame, FramedComponent, channel_script, finite_number
 from app.views.readouts import READOUT_CSS
 
 ASSETS = Path(__file__).resolve().parent.parent / "export"
@@ -216,6 +216,14 @@ class DrawnFigures(CheckedPageChanges, FramedComponent, JSComponent):
         drawn = parts & DRAWN_PARTS
         if drawn:
             self.send_frame(model, drawn)
+
+    def compose_update(
+        self, model: SimulationModel, parts: set[str], handled: int
+    ) -> ComposedFrame | None:
+        """What :meth:`update` sends, composed (:meth:`compose_frame`) to be sent later with
+        :meth:`send_composed`; None when none of ``parts`` is drawn."""
+        drawn = parts & DRAWN_PARTS
+        return self.compose_frame(model, drawn, handled) if drawn else None
 
     def take_message(self, msg: Any) -> None:
         """Handle a message from the page (over Bokeh's websocket or the session's own):

@@ -12,6 +12,36 @@ const Kernel = globalThis.SdpaKernel;
 /** Each page's row box → its component's message (the box's callback's hook). */
 const ROW_INPUTS = (globalThis.SdpaServedRowInputs ??= new Map());
 
+/**
+ * Runs the jobs given to it once the page's next frame has been painted (a message posted
+ * from an animation frame runs after that frame): a move's numbers for the lesson arrive
+ * right behind the first screen's, and drawn at once they would hold the heatmap under the
+ * student's hand back by the lesson's repaint. Jobs given a key replace the one waiting
+ * under it (only the newest view is drawn); the others run in order.
+ */
+function afterNextPaint() {
+  const waiting = new Map();
+  let ordered = 0;
+  let scheduled = false;
+  const runAll = () => {
+    scheduled = false;
+    const jobs = [...waiting.values()];
+    waiting.clear();
+    for (const job of jobs) job();
+  };
+  return (job, key = `#${ordered++}`) => {
+    waiting.delete(key);
+    waiting.set(key, job);
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(() => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = runAll;
+      channel.port2.postMessage(null);
+    });
+  };
+}
+
 export function render({ model, el }) {
   const config = model.config;
   const key = model.channel_key;
@@ -20,6 +50,7 @@ export function render({ model, el }) {
   SdpaChannel.open(key);
   /** What comes on the session's channel for this component, once it can draw it. */
   const handlers = {};
+  const afterPaint = afterNextPaint();
   const box = document.createElement("div");
   box.className = "sdpa-drawn-lesson";
   // Trusted markup, built once per process by app/export/lesson.py.
@@ -56,8 +87,10 @@ export function render({ model, el }) {
       model.on("view", drawView);
       handlers.values = (values) => {
         if (values.view) {
-          collapse.draw(values.view);
-          record.views += 1;
+          afterPaint(() => {
+            collapse.draw(values.view);
+            record.views += 1;
+          }, "view");
         }
       };
     }
@@ -81,7 +114,7 @@ export function render({ model, el }) {
       });
       drawFrame();
       model.on("frame", () => drawFrame());
-      handlers.frame = drawFrame;
+      handlers.frame = (sent) => afterPaint(() => drawFrame(sent));
       model.on("remove", () => ROW_INPUTS.delete(models.row_input));
     }
     SdpaChannel.listen(key, target, handlers);

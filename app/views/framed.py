@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import param
 
-from app.channel import SessionChannel
+from app.channel import SessionChannel, frame_message
 from app.channel_address import CHANNEL_KEY, CHANNEL_NAME
 from app.compat import write_to_rendered_models
 from app.model import SimulationModel
@@ -61,6 +62,15 @@ class ChannelReceiver:
         """Handle a message from the page (over Bokeh's websocket or the session's own)."""
 
 
+@dataclass(frozen=True)
+class ComposedFrame:
+    """A frame ready to go: as numbered (``frame``), packed, and as its channel message."""
+
+    frame: dict
+    packed: dict
+    message: bytes
+
+
 class FramedComponent(ChannelReceiver):
     """Mixin (before ``JSComponent`` among the bases) for a drawn component with a
     ``frame`` parameter: each frame of :func:`app.numbers_out.numbers_frame` takes the next
@@ -77,6 +87,27 @@ class FramedComponent(ChannelReceiver):
         """The frame of ``parts`` of ``model``, numbered after the last."""
         self.sequence += 1
         return numbers_frame(model, parts, self.sequence)
+
+    def compose_frame(
+        self, model: SimulationModel, parts: Iterable[str], handled: int
+    ) -> ComposedFrame:
+        """The next frame of ``parts`` of ``model``, packed and as its channel message, which
+        says the numbers show the page's first ``handled`` messages: for
+        :meth:`send_composed`. Safe in another thread while nothing else numbers or changes
+        this component's frames (a session's refresh off the event loop)."""
+        frame = self.next_frame(model, parts)
+        packed = packed_frame(frame)
+        return ComposedFrame(frame, packed, frame_message(packed, self.channel_target, handled))
+
+    def send_composed(self, composed: ComposedFrame) -> None:
+        """Send the page a frame :meth:`compose_frame` made: on the session's channel while
+        the page holds it, else written into the page's models."""
+        channel = self.channel
+        if channel is not None and channel.send(composed.message):
+            with param.parameterized.discard_events(self):
+                self.frame = composed.frame
+            return
+        write_to_rendered_models(self, "frame", composed.frame, sent=composed.packed)
 
     def send_frame(self, model: SimulationModel, parts: Iterable[str]) -> None:
         """Send the page the frame of ``parts`` (what the model recomputed and it draws)."""

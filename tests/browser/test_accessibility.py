@@ -19,6 +19,7 @@ from playwright.sync_api import Browser, expect
 from app.lesson import ASSUMPTIONS_TITLE, TRAINING_TITLE
 from app.views.drawn_figures import DARK_FIGURE_THEME
 from app.views.system_theme import DARK_PAGE, PANEL_DARK
+from app.views.training import TRAIN_LABEL
 
 if TYPE_CHECKING:
     from browser_support import AppServer
@@ -75,6 +76,10 @@ def _needs_axe() -> None:
         pytest.skip("axe-core is not in node_modules: scripts/test.sh installs it (npm ci)")
 
 
+SETTLED_JS = """() => document.getAnimations().every((a) => a.playState !== "running")"""
+"""Whether every CSS transition and animation of the page (shadow trees included) is over."""
+
+
 def open_everything(app: AppPage, state: str) -> None:
     """Check the first screen, then with More controls open, then with every lesson
     section open."""
@@ -87,6 +92,12 @@ def open_everything(app: AppPage, state: str) -> None:
     # A question's feedback, in its colours (the quiz is drawn in the browser).
     app.page.get_by_role("button", name="Check answer 1").click()
     expect(app.page.locator(".quiz-feedback-1")).to_be_visible()
+    # The Train button is enabled once the process's comparison runs exist (a few seconds
+    # after the first page): axe checks its colours once it has settled, not mid-fade.
+    expect(app.page.get_by_role("button", name=TRAIN_LABEL, exact=True)).to_be_enabled(
+        timeout=PAGE_TIMEOUT_MS
+    )
+    app.page.wait_for_function(SETTLED_JS, timeout=PAGE_TIMEOUT_MS)
     assert_axe_clean(app.page, "served", f"{state}: every lesson section open")
 
 

@@ -200,3 +200,25 @@ def test_a_one_hot_row_copies_one_value_row() -> None:
 
 def test_every_control_feeds_a_derived_part_and_no_part_reads_anything_else() -> None:
     assert frozenset().union(*INPUTS.values()) == CONTROLS
+
+
+def test_a_refresh_given_values_computes_for_them_while_the_state_moves_on() -> None:
+    # A served session's large refresh runs in a thread with the values taken when it
+    # started; the state may move on meanwhile, and the frame must say what it shows.
+    from app.numbers_out import numbers_frame
+
+    model = model_with()
+    values = {**model.state.control_values(), "n": 48, "d_k": 128, "temperature": 0.5}
+    model.state.param.update(n=16, d_k=4)  # later moves, not yet refreshed
+    parts = model.refresh({"n", "d_k", "temperature"}, values)
+    assert model.computed_for == values
+    reference = model_with(n=48, d_k=128, temperature=0.5)
+    np.testing.assert_array_equal(model.weights.weights, reference.weights.weights)
+    np.testing.assert_array_equal(model.scores.raw_image, reference.scores.raw_image)
+    frame = numbers_frame(model, parts, 1)
+    assert (frame["state"]["n"], frame["state"]["d_k"]) == (48, 128)
+    assert frame["numbers"][WEIGHTS]["weightsImage"].size == 48 * 48
+    # Without values, a refresh computes for the state as it is.
+    model.refresh(CONTROLS)
+    assert model.computed_for == model.state.control_values()
+    assert model.weights.weights.shape == (16, 16)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from types import SimpleNamespace
 
 import panel as pn
@@ -212,6 +213,33 @@ def test_an_update_off_the_lock_runs_on_the_loop_whichever_thread_asks() -> None
             assert ran.wait(10), "the update never ran"
         assert where == [served.ident, served.ident]
         assert not doc.next_tick and not doc.timeouts, "nothing went through the lock"
+    finally:
+        served.stop()
+
+
+def test_an_update_that_goes_on_elsewhere_stays_in_flight_until_its_future_is_done() -> None:
+    served = LoopThread()
+    try:
+        doc, ran, second_ran = FakeDocument(), [], threading.Event()
+        computing: Future = Future()
+
+        def first() -> Future:
+            ran.append("first")
+            return computing  # its numbers are computed in another thread
+
+        def second() -> None:
+            ran.append("second")
+            second_ran.set()
+
+        paced = Paced(doc, off_lock_loop=lambda: served.loop)
+        paced(first)
+        paced(second)
+        # The second polls on the loop while the first is in flight: it has not run.
+        assert not second_ran.wait(20 * WRITE_POLL_S)
+        assert ran == ["first"]
+        computing.set_result(None)
+        assert second_ran.wait(10), "the second update never ran once the first was done"
+        assert ran == ["first", "second"]
     finally:
         served.stop()
 

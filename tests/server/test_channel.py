@@ -340,3 +340,57 @@ def test_a_second_connection_with_the_same_key_replaces_the_first(server: FrontS
     assert code == REPLACED
     assert frame_state(frame)["d_k"] == 99
     assert_no_traceback(server, mark)
+
+
+def image_cells(frame: dict[str, Any], part: str, field: str) -> int:
+    """How many numbers a frame's image (``numbers[part][field]``, travelling alone: larger
+    than the pack limit) holds."""
+    entry = json.loads(frame["text"])["numbers"][part][field]
+    return int(frame["packed"][entry["alone"]].size)
+
+
+def test_a_burst_of_moves_at_n_1024_shows_each_frames_own_moves_and_ends_on_the_last(
+    server: FrontServer,
+) -> None:
+    # At this size a refresh runs off the event loop while later moves arrive: each frame
+    # must show the state its numbers were computed for, and count exactly its moves.
+    wanted = [("d_k", 512), ("n", 768), ("d_k", 256), ("n", 1024), ("d_k", 128), ("n", 640)]
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, float]]]:
+        url = page_url(server.url, n=1024, d_k=1024)
+        session = ProtocolSession(url, timeout=TIMEOUT, channel=False)
+        try:
+            await session.open()
+            await session.send_document_ready()
+            connection = await open_channel(session)
+            states, state = [], {"n": 1024.0, "d_k": 1024.0}
+            for name, value in wanted:
+                slider = session.index.slider(name)
+                index = slider.position(value)
+                state = {**state, name: float(slider.options[index])}
+                states.append(state)
+                await connection.write_message(move_text(name, index))
+            frames = []
+            async with asyncio.timeout(TIMEOUT * 2):
+                while not frames or frames[-1]["handled"] < len(wanted):
+                    message = await connection.read_message()
+                    assert message is not None, f"the channel closed: {connection.close_code}"
+                    if isinstance(message, bytes):
+                        frame = read_frame_message(message)
+                        if frame["to"] == "figures":
+                            frames.append(frame)
+            connection.close()
+            return frames, states
+        finally:
+            await session.close()
+
+    mark = server.log_size()
+    frames, states = run(scenario())
+    assert frames[-1]["handled"] == len(wanted)
+    for frame in frames:
+        shown = frame_state(frame)
+        expected = states[frame["handled"] - 1]
+        assert {"n": shown["n"], "d_k": shown["d_k"]} == expected, "the moves it counts"
+        if "scores" in frame["parts"]:
+            assert image_cells(frame, "scores", "rawImage") == shown["n"] ** 2
+    assert_no_traceback(server, mark)
