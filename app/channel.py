@@ -130,13 +130,6 @@ class SessionChannel:
         """Whether the last frame sent is still being written to the socket."""
         return self._writing is not None and not self._writing.done()
 
-    def send_frame(self, packed: Mapping[str, Any], to: str) -> bool:
-        """Send the packed frame for the page's component ``to`` (:func:`frame_message`,
-        with the count of the page's messages handled so far); False as :meth:`send`."""
-        if self._connection is None:
-            return False
-        return self.send(frame_message(packed, to, handled=self.handled))
-
     def send_values(self, values: Mapping[str, Any], to: str) -> bool:
         """Send the page's component ``to`` the new ``values`` of some of its properties, as
         one JSON text message ``{"to", "values"}``; False as :meth:`send`."""

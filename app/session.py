@@ -201,16 +201,16 @@ class Session:
         changed, self._changed_controls = self._changed_controls, set()
         if not changed:
             return None
-        if self._on_channel() and not self._lesson_needs_lock():
-            values = self.state.control_values()
-            if int(values["n"]) ** 2 >= OFF_LOOP_CELLS:
-                return self._refresh_off_loop(changed, values)
-        self._show(self.model.refresh(changed))
+        values = self.state.control_values()
+        large = int(values["n"]) ** 2 >= OFF_LOOP_CELLS
+        if large and self._on_channel() and not self._lesson_needs_lock():
+            return self._refresh_off_loop(changed, values)
+        self._show(self.model.refresh(changed, values))
         return None
 
     def _refresh_off_loop(self, changed: set[str], values: dict[str, object]) -> Future:
         # The frame shows the moves handled until now, whatever arrives while it computes.
-        handled = self.channel.handled if self.channel is not None else 0
+        handled = self.channel.handled
         shown: Future = Future()
         self._refreshing = True
         computed = REFRESH_POOL.submit(self._compute, changed, values, handled)

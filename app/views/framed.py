@@ -104,22 +104,17 @@ class FramedComponent(ChannelReceiver):
         the page holds it, else written into the page's models."""
         channel = self.channel
         if channel is not None and channel.send(composed.message):
+            # Kept in step for a page that renders the component later.
             with param.parameterized.discard_events(self):
                 self.frame = composed.frame
             return
         write_to_rendered_models(self, "frame", composed.frame, sent=composed.packed)
 
     def send_frame(self, model: SimulationModel, parts: Iterable[str]) -> None:
-        """Send the page the frame of ``parts`` (what the model recomputed and it draws)."""
-        frame = self.next_frame(model, parts)
-        packed = packed_frame(frame)
-        channel = self.channel
-        if channel is not None and channel.send_frame(packed, self.channel_target):
-            # Kept in step for a page that renders the component later.
-            with param.parameterized.discard_events(self):
-                self.frame = frame
-            return
-        write_to_rendered_models(self, "frame", frame, sent=packed)
+        """Send the page the frame of ``parts`` (what the model recomputed and it draws),
+        showing every message of the page handled so far."""
+        handled = self.channel.handled if self.channel is not None else 0
+        self.send_composed(self.compose_frame(model, parts, handled))
 
     def send_values(self, **values: Any) -> None:
         """Set parameters that only flow to the page (``view``…) and send the page their

@@ -250,7 +250,7 @@ def test_a_receiver_that_raises_still_counts_as_handled(channel: SessionChannel)
 def test_an_unconnected_channel_sends_nothing(channel: SessionChannel) -> None:
     assert not channel.connected and not channel.writing
     packed = {"sequence": 1, "parts": [], "text": "", "packed": {}}
-    assert channel.send_frame(packed, "figures") is False
+    assert channel.send(frame_message(packed, "figures")) is False
     assert channel.send(b"frame") is False
     assert channel.frames_sent == 0
 

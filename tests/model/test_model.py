@@ -20,6 +20,7 @@ from app.model import (
     WEIGHTS,
     SimulationModel,
 )
+from app.numbers_out import numbers_frame
 from app.state import SimulationState
 
 
@@ -205,8 +206,6 @@ def test_every_control_feeds_a_derived_part_and_no_part_reads_anything_else() ->
 def test_a_refresh_given_values_computes_for_them_while_the_state_moves_on() -> None:
     # A served session's large refresh runs in a thread with the values taken when it
     # started; the state may move on meanwhile, and the frame must say what it shows.
-    from app.numbers_out import numbers_frame
-
     model = model_with()
     values = {**model.state.control_values(), "n": 48, "d_k": 128, "temperature": 0.5}
     model.state.param.update(n=16, d_k=4)  # later moves, not yet refreshed
