@@ -4,8 +4,9 @@ It is built apart from the first screen so a served page can add it after the he
 been painted, when the student reaches it. The FAQ, the collapse curves, the row comparison,
 the output, the worked example and the quiz are drawn in the browser, by one component,
 from data built once per process (app/views/drawn_lesson.py), the row comparison and the
-output from the numbers the session sends; the sections behind their own buttons are built
-per session, when a student first opens them.
+output from the numbers the session sends; the sections behind their own buttons hold
+per-session state only once a student opens them (the training run's; the assumptions'
+controls and figure, still built per session).
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from __future__ import annotations
 from app.model import SimulationModel
 from app.views.assumptions import AssumptionsView
 from app.views.drawn_lesson import DrawnLesson
+from app.views.drawn_training import training_figures
 from app.views.lazy_section import LazySection, SectionView
-from app.views.training import TrainingView
+from app.views.training import TrainingSession
+from app.views.training_grid import TRAINING_TITLE
 
-TRAINING_TITLE = "Does the scale matter for learning? Train a tiny model, scaled vs unscaled"
-"""The training section's button."""
+__all__ = ["ASSUMPTIONS_TITLE", "TRAINING_TITLE", "LessonSections"]
 
 ASSUMPTIONS_TITLE = "When the assumptions break: variance, correlation, precision; CSV data"
 """The assumptions section's button."""
@@ -27,7 +29,11 @@ class LessonSections:
     """The lesson's views over one session's model, in the one component that draws them."""
 
     def __init__(self, model: SimulationModel, *, dark: bool = False) -> None:
-        self.training = LazySection("training", TRAINING_TITLE, lambda: TrainingView(model))
+        self.training = LazySection(
+            "training",
+            TRAINING_TITLE,
+            lambda: TrainingSession(model, self.drawn.show_training, training_figures),
+        )
         self.assumptions = LazySection(
             "assumptions", ASSUMPTIONS_TITLE, lambda: AssumptionsView(model)
         )

@@ -41,7 +41,6 @@ from app.model import SimulationModel
 from app.state import SimulationState
 from app.views.assumptions import AssumptionsView
 from app.views.drawn_lesson import DrawnLesson
-from app.views.training import TrainingView
 
 
 def whole_lesson(model: SimulationModel) -> pn.viewable.Viewable:
@@ -49,11 +48,19 @@ def whole_lesson(model: SimulationModel) -> pn.viewable.Viewable:
     return LessonSections(model).drawn
 
 
+def lesson_with_training(model: SimulationModel) -> pn.viewable.Viewable:
+    """The lesson with the training section opened: its session built, its figures (built
+    once per process) and its state on the component's properties."""
+    lesson = LessonSections(model)
+    lesson.open(lesson.training)
+    return lesson.drawn
+
+
 SECTIONS: dict[str, Callable[[SimulationModel], pn.viewable.Viewable]] = {
     "row comparison + output (drawn)": lambda model: DrawnLesson(model, ("why",)),
     "FAQ + collapse curves (drawn)": lambda model: DrawnLesson(model, ("faq", "collapse")),
     "worked example + quiz (drawn)": lambda model: DrawnLesson(model, ("worked", "quiz")),
-    "training (when opened)": lambda model: TrainingView(model).panel,
+    "whole lesson, training opened (drawn)": lesson_with_training,
     "assumptions (when opened)": lambda model: AssumptionsView(model).panel,
     "whole lesson (closed sections)": whole_lesson,
 }

@@ -481,21 +481,15 @@
     }
 
     /**
-     * app.views.training.TrainingView.update without the student's run: the bands of the
-     * grid d_k the served view shows at this d_k, that d_k marked, the note under them.
+     * The served training section without the student's run (lesson_drawing.js's
+     * TrainingDrawing, which the served page runs too): the bands of the grid d_k the
+     * served section shows at this d_k, that d_k marked, the note under them.
      */
     renderTraining() {
       const spec = CONFIG.training;
       const index = L.trainingIndex(DATA.d_values, this.state.d_k);
-      const m = this.models;
-      const shown = spec.shown[index];
-      if (this.drawn.trainingBands !== shown) {
-        const [scaledBands, unscaledBands] = L.trainingBands(spec, this.trainingTable, shown);
-        m.training_scaled.data = scaledBands;
-        m.training_unscaled.data = unscaledBands;
-        m.training_span.location = spec.grid_d_values[shown];
-        this.drawn.trainingBands = shown;
-      }
+      this.training ??= new D.TrainingDrawing(this.models, spec, this.trainingTable);
+      this.training.drawBands(spec.shown[index]);
       // Markup computed by app.views.training_grid.grid_note from numbers, at export time.
       document.getElementById("sdpa-training-note").innerHTML = spec.notes[index];
     }

@@ -1,7 +1,8 @@
 /*
  * sdpa-sim lesson drawing: what both pages run to draw the lesson's sections that need no
- * numbers a session computes (the collapse curves, the worked example, the quiz) and
- * those that draw the numbers of the `row` and `output` parts (the row comparison, the
+ * numbers a session computes (the collapse curves, the training grid's bands, the worked
+ * example, the quiz), the served page's training run, and those that draw the numbers of
+ * the `row` and `output` parts (the row comparison, the
  * output) into their Bokeh models and markup (app/export/lesson.py builds both, once). The offline file's
  * controller.js calls it with the page's document; the served page's lesson component
  * (app/views/drawn_lesson.js) with its own element. In the page it is
@@ -110,6 +111,52 @@
     }
   }
 
+  /**
+   * app.views.training_grid.TrainingFigures: the grid's bands at one grid d_k and that d_k
+   * marked on the summary; on the served page, the student's run. `models` holds by name
+   * the bands' sources (`training_scaled`, `training_unscaled`), the summary's mark
+   * (`training_span`) and, where there is a run, its sources (`training_run`) and legend
+   * entries (`training_run_items`): a model or a list of them. `spec` and `table` are the
+   * grid's bands (app.export.training.training_spec, band_table as float32).
+   */
+  class TrainingDrawing {
+    constructor(models, spec, table) {
+      this.scaled = all(models.training_scaled);
+      this.unscaled = all(models.training_unscaled);
+      this.span = all(models.training_span);
+      this.run = models.training_run ? all(models.training_run) : [];
+      this.runItems = models.training_run_items ? all(models.training_run_items) : [];
+      this.spec = spec;
+      this.table = table;
+      /** The grid d_k index whose bands the sources hold. */
+      this.bands = null;
+    }
+
+    /** Draw the bands of the grid's `g`-th d_k and mark that d_k (only on a change). */
+    drawBands(g) {
+      if (this.bands === g) return;
+      const [scaledBands, unscaledBands] = lesson.trainingBands(this.spec, this.table, g);
+      for (const source of this.scaled) source.data = scaledBands;
+      for (const source of this.unscaled) source.data = unscaledBands;
+      for (const span of this.span) span.location = this.spec.grid_d_values[g];
+      this.bands = g;
+    }
+
+    /**
+     * Draw the run `run` (its `step`, `loss` and `accuracy` columns), its legend entries
+     * shown while it has a step: the entry of an empty line would show its label alone.
+     */
+    drawRun(run) {
+      for (const source of this.run) {
+        source.data = { step: run.step.slice(), loss: run.loss.slice(), accuracy: run.accuracy.slice() };
+      }
+      const shown = run.step.length > 0;
+      for (const item of this.runItems) {
+        if (item.visible !== shown) item.visible = shown;
+      }
+    }
+  }
+
   /** The worked example's switch shows the unscaled steps instead of the scaled ones. */
   function listenToWorkedSwitch(scope) {
     const switchBox = scope.querySelector("#sdpa-worked-switch");
@@ -165,5 +212,12 @@
     }
   }
 
-  return { CollapseDrawing, RowDrawing, OutputDrawing, listenToWorkedSwitch, listenToQuiz };
+  return {
+    CollapseDrawing,
+    RowDrawing,
+    OutputDrawing,
+    TrainingDrawing,
+    listenToWorkedSwitch,
+    listenToQuiz,
+  };
 });

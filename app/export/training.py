@@ -18,7 +18,6 @@ from bokeh.models import Model
 
 from app.export.data import encode_float32
 from app.export.lesson import markdown_html
-from app.lesson import TRAINING_TITLE
 from app.model import SimulationModel
 from app.training_runs import SHARED_GRID
 from app.views.training_grid import (
@@ -26,6 +25,7 @@ from app.views.training_grid import (
     HEADING,
     OFFLINE_INTRO,
     TRAIN_NEEDS_SERVER,
+    TRAINING_TITLE,
     TrainingFigures,
     band_data,
     grid_note,

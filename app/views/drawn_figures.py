@@ -125,6 +125,15 @@ def _module() -> str:
     return component_module((ASSETS / name for name in SCRIPTS), Path(__file__).with_suffix(".js"))
 
 
+def embeddable_item(root: Model) -> dict:
+    """``root``'s document as a Bokeh JSON item for a served page to embed: without the
+    data models' definitions, which the page has before it embeds it (Panel's own among
+    them, ~160 kB in each item)."""
+    item = json_item(root)
+    item["doc"] = without_model_definitions({"doc": item["doc"]})["doc"]
+    return item
+
+
 @functools.cache
 def figure_items() -> str:
     """The first screen's figures as Bokeh JSON items (``items``: ``heatmap``,
@@ -144,13 +153,9 @@ def figure_items() -> str:
     tap.tags = outside
     heatmap.js_on_event("tap", tap)
     items = {
-        "heatmap": json_item(roots[0]),
-        "histograms": json_item(roots[1]),
+        "heatmap": embeddable_item(roots[0]),
+        "histograms": embeddable_item(roots[1]),
     }
-    # The served page has defined every data model before it embeds these (Panel's own
-    # among them, ~160 kB in each item).
-    for item in items.values():
-        item["doc"] = without_model_definitions({"doc": item["doc"]})["doc"]
     # figures.js takes the models by the names views.py gives them: the page finds each
     # by its id in the documents it embedded.
     ids = {

@@ -63,7 +63,27 @@ export function render({ model, el }) {
   if (box.querySelector("#sdpa-worked-switch")) LessonDrawing.listenToWorkedSwitch(box);
   if (box.querySelector("#sdpa-quiz")) LessonDrawing.listenToQuiz(box, config.quiz, config.query);
   for (const button of box.querySelectorAll("button[data-lazy]")) lazySection(model, box, button);
+  const trainingBox = box.querySelector(".sdpa-training");
+  const training = trainingBox ? new ServedTraining(model, trainingBox, config.dark_theme) : null;
+  record.training = training?.record ?? null;
+  if (training) {
+    training.listen((button) => {
+      const message = { training: button };
+      if (!SdpaChannel.send(key, target, message)) model.send_msg(message);
+    });
+  }
+  /** What comes on the channel as values: the collapse curves' view, the training's. */
+  let takeView = null;
+  handlers.values = (values) => {
+    if (values.view && takeView) takeView(values.view);
+    if (values.training && training) training.take(values.training);
+  };
+  const listen = () => {
+    SdpaChannel.listen(key, target, handlers);
+    model.on("remove", () => SdpaChannel.forget(key, target));
+  };
   if (!model.figures) {
+    listen();
     model.on("remove", () => forget(record));
     return;
   }
@@ -85,13 +105,11 @@ export function render({ model, el }) {
       };
       drawView();
       model.on("view", drawView);
-      handlers.values = (values) => {
-        if (values.view) {
-          afterPaint(() => {
-            collapse.draw(values.view);
-            record.views += 1;
-          }, "view");
-        }
+      takeView = (view) => {
+        afterPaint(() => {
+          collapse.draw(view);
+          record.views += 1;
+        }, "view");
       };
     }
     if (models.row_figure) {
@@ -117,10 +135,110 @@ export function render({ model, el }) {
       handlers.frame = (sent) => afterPaint(() => drawFrame(sent));
       model.on("remove", () => ROW_INPUTS.delete(models.row_input));
     }
-    SdpaChannel.listen(key, target, handlers);
-    model.on("remove", () => SdpaChannel.forget(key, target));
+    listen();
   });
   model.on("remove", () => forget(record));
+}
+
+/**
+ * The served training section (app/views/drawn_training.py's markup): its figures, embedded
+ * once the session sends them (when the process's grid is ready), drawn by
+ * lesson_drawing.js's TrainingDrawing; the session's view (bands, words, buttons, progress)
+ * and the run's steps. They come on the channel as changes (`take`), or on the component's
+ * `training_*` properties whole.
+ */
+class ServedTraining {
+  constructor(model, section, theme) {
+    this.model = model;
+    this.section = section;
+    this.theme = theme;
+    this.drawing = null;
+    this.embedding = false;
+    this.view = {};
+    this.run = { step: [], loss: [], accuracy: [] };
+    /** What tests read: whether the figures are drawn, the views and runs drawn. */
+    this.record = { models: null, views: 0, runs: 0 };
+    this.status = section.querySelector(".training-status");
+    this.bar = section.querySelector("[role=progressbar]");
+    this.buttons = Object.fromEntries(
+      [...section.querySelectorAll("button[data-training]")].map((b) => [b.dataset.training, b]),
+    );
+    this.take({
+      figures: model.training_figures,
+      view: model.training_view,
+      run: { from: 0, ...model.training_run },
+    });
+    model.on("training_figures", () => this.take({ figures: model.training_figures }));
+    model.on("training_view", () => this.take({ view: model.training_view }));
+    model.on("training_run", () => this.take({ run: { from: 0, ...model.training_run } }));
+  }
+
+  /** Call `press` with a button's name ("train", "stop") when it is pressed. */
+  listen(press) {
+    for (const [name, button] of Object.entries(this.buttons)) {
+      button.addEventListener("click", () => press(name));
+    }
+  }
+
+  /** Take what the session sent: `figures` (JSON), `view` (changed keys), `run` (steps from `from`). */
+  take({ figures, view, run }) {
+    if (figures) this.embed(figures);
+    if (view && Object.keys(view).length) {
+      Object.assign(this.view, view);
+      this.showView();
+    }
+    if (run && Array.isArray(run.step)) {
+      const from = Math.min(run.from ?? 0, this.run.step.length);
+      for (const name of Object.keys(this.run)) {
+        this.run[name] = this.run[name].slice(0, from).concat(run[name] ?? []);
+      }
+      if (this.drawing) this.drawRun();
+    }
+  }
+
+  embed(figures) {
+    if (this.embedding) return;
+    this.embedding = true;
+    const { items, models: ids, spec } = JSON.parse(figures);
+    const cells = [...this.section.querySelectorAll(".sdpa-training-cell")];
+    const embed = (item, i) => globalThis.Bokeh.embed.embed_item(item, cells[i]);
+    Promise.all(items.map(embed)).then((managers) => {
+      const models = figureModels(managers, ids);
+      followTheme(managers, this.theme, this.model);
+      const table = Kernel.float32FromBase64(spec.table);
+      this.drawing = new LessonDrawing.TrainingDrawing(models, spec, table);
+      this.record.models = models;
+      this.showView();
+      this.drawRun();
+    });
+  }
+
+  showView() {
+    const view = this.view;
+    if (typeof view.status === "string") this.status.textContent = view.status;
+    if (Number.isFinite(view.progress)) {
+      const percent = Math.min(Math.max(view.progress, 0), 100);
+      this.bar.setAttribute("aria-valuenow", String(percent));
+      this.bar.firstElementChild.style.transform = `scaleX(${percent / 100})`;
+    }
+    if (this.buttons.train) this.buttons.train.disabled = view.train !== true;
+    if (this.buttons.stop) this.buttons.stop.disabled = view.stop !== true;
+    // Trusted markup the session builds from numbers (app.views.training_grid).
+    const note = this.section.querySelector("[data-training-note]");
+    if (typeof view.note === "string" && note.innerHTML !== view.note) note.innerHTML = view.note;
+    const summary = this.section.querySelector("[data-training-summary]");
+    if (typeof view.summary === "string" && summary.innerHTML !== view.summary) {
+      summary.innerHTML = view.summary;
+    }
+    if (this.drawing && Number.isInteger(view.bands)) this.drawing.drawBands(view.bands);
+    this.record.views += 1;
+  }
+
+  drawRun() {
+    if (!this.drawing) return;
+    this.drawing.drawRun(this.run);
+    this.record.runs += 1;
+  }
 }
 
 /**
@@ -139,6 +257,9 @@ function lazySection(model, box, button) {
     button.setAttribute("aria-expanded", String(open));
     slot.hidden = !open;
   };
+  // A section the page draws has its markup in its box from the start; one built of Panel
+  // objects goes in it as the child of its name.
+  const drawn = slot.childElementCount > 0;
   const fill = () => {
     const child = model.get_child(name);
     slot.replaceChildren(...(child ? [child] : []));
@@ -148,9 +269,11 @@ function lazySection(model, box, button) {
     model.opened = model.opened.includes(name) ? others : [...others, name];
     show();
   });
-  fill();
+  if (!drawn) {
+    fill();
+    model.on(name, fill);
+  }
   show();
-  model.on(name, fill);
   model.on("opened", show);
 }
 

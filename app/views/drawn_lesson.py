@@ -20,11 +20,9 @@ from typing import Any, ClassVar, Literal
 
 import panel as pn
 import param
-from bokeh.embed import json_item
-from bokeh.models import Model
 from panel.custom import Child, JSComponent
 
-from app.compat import CheckedPageChanges, without_model_definitions
+from app.compat import CheckedPageChanges
 from app.controls_spec import OUTPUT, ROW, ROW_BOUNDS
 from app.derived import OUTPUT_DIM
 from app.export.lesson import (
@@ -55,9 +53,11 @@ from app.state import SimulationState
 from app.ticks import once_page_loaded
 from app.views.collapse import METRICS, CollapseView
 from app.views.disclosure import boxed_disclosure_css
-from app.views.drawn_figures import ASSETS, DARK_FIGURE_THEME, component_module
+from app.views.drawn_figures import ASSETS, DARK_FIGURE_THEME, component_module, embeddable_item
+from app.views.drawn_training import BUTTONS_CSS, training_markup
 from app.views.framed import FramedComponent, finite_number
 from app.views.lazy_section import LazySection, lazy_markup
+from app.views.training_grid import CSS as TRAINING_CSS
 
 SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "lesson_drawing.js")
 """The drawing code the component runs, shared with the offline page (load order)."""
@@ -66,8 +66,13 @@ Section = Literal["faq", "collapse", "why", "worked", "quiz"]
 """The sections a component can draw: the FAQ, the collapse curves, the row comparison
 beside the output ("why"), the worked example and the quiz."""
 
-LAZY_CHILDREN = ("training", "assumptions")
-"""The lazy sections a lesson component can hold, each shown by its child parameter."""
+LAZY_CHILDREN = ("assumptions",)
+"""The lazy sections built of Panel objects a lesson component can hold, each shown by its
+child parameter."""
+
+DRAWN_LAZY: dict[str, Callable[[], str]] = {"training": training_markup}
+"""The lazy sections the page draws, by name: what gives their markup (built once per
+process), which their box holds from the start."""
 
 VIEW_CONTROLS = ("d_k", "scaled", "temperature")
 """The controls the collapse curves show (the marker's d_k and curve, the temperature's
@@ -106,13 +111,6 @@ NUMBER_PARTS = frozenset({ROW, OUTPUT})
 output's (the other sections draw from data built once and the state)."""
 
 
-def _item(root: Model) -> dict:
-    item = json_item(root)
-    # The served page has defined every data model before it embeds these.
-    item["doc"] = without_model_definitions({"doc": item["doc"]})["doc"]
-    return item
-
-
 @dataclass(frozen=True)
 class SectionFigures:
     """A section's figures as Bokeh JSON items (each its own document, embedded in the
@@ -130,7 +128,7 @@ def _collapse_figures() -> SectionFigures:
     # its figure's sources alone: each figure comes from a view of its own (the three of
     # one view share theirs, which one document cannot hand out).
     views = [CollapseView(model) for _ in METRICS]
-    items = tuple(_item(view.figures[i]) for i, view in enumerate(views))
+    items = tuple(embeddable_item(view.figures[i]) for i, view in enumerate(views))
     names = collapse_models(views[0])
     ids = {name: [collapse_models(view)[name].id for view in views] for name in names}
     return SectionFigures(items, ids)
@@ -143,7 +141,7 @@ def _why_figures() -> SectionFigures:
     row_root, row_models = row_views(model, on_change)
     output_root, output_models = output_views(model)
     models = {name: one.id for name, one in {**row_models, **output_models}.items()}
-    return SectionFigures((_item(row_root), _item(output_root)), models)
+    return SectionFigures((embeddable_item(row_root), embeddable_item(output_root)), models)
 
 
 FIGURES: dict[str, Callable[[], SectionFigures]] = {
@@ -210,8 +208,13 @@ def lesson_markup(sections: tuple[Section, ...], lazy: tuple[tuple[str, str, str
     """:func:`markup` of ``sections`` with the lazy sections' buttons and boxes: ``lazy``
     holds, for each, the section it follows (after them all when not among ``sections``),
     its name and its title. Built once per process, not once per session."""
-    after = {name: [lazy_markup(n, t) for key, n, t in lazy if key == name] for name in sections}
-    last = [lazy_markup(n, t) for key, n, t in lazy if key not in sections]
+
+    def button_and_box(name: str, title: str) -> str:
+        body = DRAWN_LAZY[name]() if name in DRAWN_LAZY else ""
+        return lazy_markup(name, title, body)
+
+    after = {name: [button_and_box(n, t) for key, n, t in lazy if key == name] for name in sections}
+    last = [button_and_box(n, t) for key, n, t in lazy if key not in sections]
     return "".join(markup((name,)) + "".join(after[name]) for name in sections) + "".join(last)
 
 
@@ -264,7 +267,21 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         doc="The lazy sections open on the page, by name (a press on a section's button "
         "opens or closes it there; the session builds its view the first time).",
     )
-    training = Child(doc="The column that takes the training section's view when opened.")
+    training_figures = param.String(
+        default="",
+        doc="The training section's figures as Bokeh JSON items, the ids of the models drawn "
+        "and the grid's bands (app/views/drawn_training.py), once its grid is ready.",
+    )
+    training_view = param.Dict(
+        default={},
+        doc="The training section's state: the bands' grid d_k, its words, its status, its "
+        "progress, its buttons (app.views.training.TrainingSession.view).",
+    )
+    training_run = param.Dict(
+        default={},
+        doc="The student's training run as drawn: its steps from index ``from`` (0 here) "
+        "with the smoothed loss and accuracy at each.",
+    )
     assumptions = Child(doc="The column that takes the assumptions section's view when opened.")
     channel_key = param.String(
         default="",
@@ -278,7 +295,13 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
     )
 
     _esm = component_module((ASSETS / name for name in SCRIPTS), Path(__file__).with_suffix(".js"))
-    _stylesheets: ClassVar[list[str]] = [LESSON_FONT_CSS, lesson_css(), boxed_disclosure_css()]
+    _stylesheets: ClassVar[list[str]] = [
+        LESSON_FONT_CSS,
+        lesson_css(),
+        boxed_disclosure_css(),
+        TRAINING_CSS,
+        BUTTONS_CSS,
+    ]
     # The page puts a lazy section's view in its box when it arrives (drawn_lesson.js): the
     # sections above are not torn down and drawn again (as app/views/first_screen.py).
     _render_policy = "manual"
@@ -297,13 +320,18 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         self._parts = NUMBER_PARTS if "why" in sections else frozenset()
         self._shows_view = "collapse" in sections
         lazy = dict(lazy or {})
-        unknown = [section.name for section in lazy.values() if section.name not in LAZY_CHILDREN]
+        known = (*LAZY_CHILDREN, *DRAWN_LAZY)
+        unknown = [section.name for section in lazy.values() if section.name not in known]
         if unknown:
-            raise ValueError(f"no child parameter for the lazy sections {unknown}")
+            raise ValueError(f"no place on the page for the lazy sections {unknown}")
         self.lazy_sections = tuple(lazy.values())
         """The sections built when first opened, in page order."""
         placed = tuple((key, section.name, section.title) for key, section in lazy.items())
-        columns = {section.name: _section_box() for section in self.lazy_sections}
+        columns = {
+            section.name: _section_box()
+            for section in self.lazy_sections
+            if section.name in LAZY_CHILDREN
+        }
         super().__init__(
             html=lesson_markup(sections, placed),
             figures=figure_items(sections),
@@ -341,7 +369,21 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         for section in self.lazy_sections:
             if section.name in self.opened and section.view is None:
                 with pn.io.hold():
-                    getattr(self, section.name).append(section.build_once().panel)
+                    view = section.build_once()
+                    if section.name in LAZY_CHILDREN:
+                        getattr(self, section.name).append(view.panel)
+
+    def show_training(self, changes: dict[str, Any], whole: dict[str, Any]) -> None:
+        """Send the page what changed in the training section (``changes``:
+        app.views.training.SendTraining): on the session's channel while the page holds
+        it, else as the ``training_*`` properties, each whole (``whole``)."""
+        values = {f"training_{key}": value for key, value in whole.items()}
+        channel = self.channel
+        if channel is not None and channel.send_values({"training": changes}, self.channel_target):
+            with param.parameterized.discard_events(self):
+                self.param.update(**values)
+            return
+        self.param.update(**values)
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Send what moved: the state the collapse curves show, the numbers of the row
@@ -356,10 +398,26 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
 
     def take_message(self, msg: Any) -> None:
         """Handle a message from the page (over Bokeh's websocket or the session's own):
-        ``{"row_input": value}``, the row box's value."""
+        ``{"row_input": value}``, the row box's value; ``{"training": "train"}`` or
+        ``{"training": "stop"}``, a press on the training section's button."""
+        if isinstance(msg, dict) and "training" in msg:
+            self._press_training(msg["training"])
+            return
         # The page's message is untrusted: only a finite number picks a query, rounded and
         # kept within the state's bounds, as the file's box does.
         value = finite_number(msg.get("row_input") if isinstance(msg, dict) else None)
         if value is not None and self.on_pick_row is not None:
             low, high = ROW_BOUNDS
             self.on_pick_row(min(max(round(value), low), high))
+
+    def _press_training(self, button: object) -> None:
+        # Untrusted: a press counts only for a built section and a button it has; the
+        # session's own rules (one run at a time, none before the grid) decide the rest.
+        section = next((one for one in self.lazy_sections if one.name == "training"), None)
+        view = section.view if section is not None else None
+        if view is None or button not in ("train", "stop"):
+            return
+        if button == "train":
+            view.train()  # type: ignore[attr-defined]
+        else:
+            view.stop()  # type: ignore[attr-defined]

@@ -12,12 +12,16 @@ from app.model import SimulationModel
 
 
 class SectionView(Protocol):
-    """What a lesson view offers: its page section and an update from the model."""
-
-    panel: pn.viewable.Viewable
+    """What a lesson section's view offers: an update from the model."""
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Bring the view up to date with the model parts that changed."""
+
+
+class PanelSectionView(SectionView, Protocol):
+    """A section's view built of Panel objects, put on the page when first opened."""
+
+    panel: pn.viewable.Viewable
 
 
 class LazySection:
@@ -48,12 +52,13 @@ class LazySection:
         return self.view
 
 
-def lazy_markup(name: str, title: str) -> str:
-    """A lazy section's button, closed, titled ``title``, and the empty box its view goes in
-    (the ids tie the button to the box for assistive technology)."""
+def lazy_markup(name: str, title: str, body: str = "") -> str:
+    """A lazy section's button, closed, titled ``title``, and the box its view goes in,
+    holding ``body`` (trusted markup the page draws the section in; empty for a view built
+    of Panel objects). The ids tie the button to the box for assistive technology."""
     box = f"sdpa-lazy-{name}"
     return (
         f'<div class="sdpa-disclosure"><button type="button" data-lazy="{name}" '
         f'aria-expanded="false" aria-controls="{box}">{html.escape(title)}</button>'
-        f'</div><div class="sdpa-lazy" id="{box}" hidden></div>'
+        f'</div><div class="sdpa-lazy" id="{box}" hidden>{body}</div>'
     )

@@ -1,24 +1,24 @@
-"""Does the scale matter for learning? Training curves, scaled vs unscaled, and a Train button.
+"""Does the scale matter for learning? One session's training section: the shared grid's
+bands at the student's d_k, the student's own run, and what the page is sent of them.
 
 The curves and the summary come from the process's shared default grid
-(:data:`app.training_runs.SHARED_GRID`), drawn by :class:`app.views.training_grid.TrainingFigures`
-as the offline page draws them; the student's own run is trained off the event loop by
-:data:`app.training_runs.RUNNER` and streamed into the same figures.
+(:data:`app.training_runs.SHARED_GRID`); their figures are built and serialised once per
+process (app/views/drawn_training.py) and drawn in the browser by lesson_drawing.js's
+``TrainingDrawing``, the offline page's drawing code. A session holds no figure: it sends
+the grid d_k whose bands to draw, the words under them, the buttons' and the progress bar's
+state, and its run's steps as they are trained (off the event loop, by
+:data:`app.training_runs.RUNNER`).
 """
 
 from __future__ import annotations
 
-import html
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import panel as pn
-import panel_material_ui as pmui
 
 from app import training_runs
-from app.compat import CheckedPageChanges
-from app.controls import PageButton
-from app.flow import grid as grid_layout
-from app.flow import side_by_side
 from app.location import served
 from app.model import SimulationModel
 from app.state import SimulationState
@@ -33,13 +33,8 @@ from app.training_runs import (
     TrainingJob,
     TrainingRunner,
 )
-from app.views.aria import progress_theme
-from app.views.markup import ServerMarkup
 from app.views.training_grid import (
-    CSS,
-    HEADING,
     RUN_COLUMNS,
-    TrainingFigures,
     empty,
     grid_note,
     intro,
@@ -92,6 +87,13 @@ def run_settings(state: SimulationState, training_grid: TrainingGrid) -> Trainin
     )
 
 
+def bands_index(training_grid: TrainingGrid, d_k: int) -> int:
+    """Where in ``training_grid``'s d_k (its summary's order) the d_k whose bands a page at
+    ``d_k`` shows is."""
+    d_values = tuple(row.d_k for row in training_grid.summary.rows)
+    return d_values.index(nearest_grid_d_k(d_k, d_values))
+
+
 def describe_settings(settings: TrainingSettings) -> str:
     """A run's settings in words: d_k, scale, temperature, seed, learning rate."""
     scale = "scaled" if settings.scaled else "unscaled"
@@ -135,16 +137,25 @@ def status_text(
     )
 
 
-class RunProgress(CheckedPageChanges, pmui.LinearProgress):
-    """The run's progress bar, 0 to 100; the page changes none of its properties."""
+GRID_FAILED = "The comparison runs could not be computed."
+"""The status and the summary's line when the shared grid could not be computed."""
 
-    page_properties = ()
+SendTraining = Callable[[dict[str, Any], dict[str, Any]], None]
+"""Sends the page what changed in the section: ``(changes, whole)``, each holding some of
+``figures`` (the grid's figures and data, JSON: app/views/drawn_training.py), ``view`` (the
+section's state: :meth:`TrainingSession.view`) and ``run`` (the run's steps from index
+``from``); ``changes`` holds what changed since the last send (the view's changed keys, the
+run's new steps), ``whole`` the same keys in full (the whole view, the run from step 0)."""
 
 
-class TrainingView:
-    """ "Does it matter for learning?": loss and accuracy curves and the steps-to-target
-    summary from the shared grid, and the student's own run, streamed as it trains.
+class TrainingSession:
+    """One session's "Does it matter for learning?": the shared grid shown at the student's
+    d_k, and the student's own run, trained off the event loop and sent to the page as its
+    steps arrive. The page draws it all (app/views/drawn_lesson.js); this class decides
+    what it shows and sends it through ``send``.
 
+    ``figures`` builds the page's figures and data for a grid (served:
+    app.views.drawn_training.training_figures; tests may give a stand-in).
     ``shared_grid``, ``runner`` and ``post`` default to the process's grid, the process's
     runner and (served) the session's next tick or (elsewhere) at once; tests pass their
     own. ``background`` computes a missing grid off the calling thread (default: when
@@ -154,6 +165,8 @@ class TrainingView:
     def __init__(
         self,
         model: SimulationModel,
+        send: SendTraining,
+        figures: Callable[[TrainingGrid], str],
         *,
         shared_grid: SharedGrid | None = None,
         runner: TrainingRunner | None = None,
@@ -163,71 +176,31 @@ class TrainingView:
         is_served = served()
         doc = pn.state.curdoc if is_served else None
         self._state = model.state
+        self._send = send
+        self._build_figures = figures
         self._shared_grid = shared_grid or training_runs.SHARED_GRID
         self._runner = runner or training_runs.RUNNER
         self._post = post or (next_tick(doc) if doc is not None else run_now)
         self.job: TrainingJob | None = None
         """The student's last run, running or finished (None before the first)."""
         self.updates = 0
-        """Batches of steps the run source has received (for tests and benchmarks)."""
+        """Batches of steps sent to the page (for tests and benchmarks)."""
         self.grid: TrainingGrid | None = None
-        """The shared grid once the view has drawn it."""
+        """The shared grid once the section shows it."""
+        self.failed = False
+        """Whether the shared grid could not be computed."""
         self.summary_sentence = ""
-        """The sentence under the summary plot: :func:`describe_summary`'s, once drawn."""
-        self._drawn: tuple | None = None
+        """The sentence under the summary plot: :func:`describe_summary`'s, once shown."""
+        self.figures = ""
+        """The grid's figures and data as sent to the page (empty before the grid)."""
+        self.shown: dict[str, Any] = {}
+        """The section's state as the page was last sent it (:meth:`view`)."""
+        self.run: dict[str, list[float]] = empty(RUN_COLUMNS)
+        """The current run's smoothed curves as the page was sent them, by column."""
         self._history: list[TrainingStep] = []
         """The steps of the current run the page has been sent."""
-
-        self.drawing = TrainingFigures(self._state.d_k)
-        """The figures and their sources, as the offline page has them too."""
-        drawing = self.drawing
-        self.scaled_source, self.unscaled_source = drawing.scaled_source, drawing.unscaled_source
-        self.run_source = drawing.run_source
-        self.current_span = drawing.current_span
-        self.loss_figure, self.accuracy_figure = drawing.loss_figure, drawing.accuracy_figure
-        self.summary_figure = drawing.summary_figure
-        self.figures = drawing.figures
-
-        self.train_button = PageButton(
-            label=TRAIN_LABEL, variant="contained", disabled=True, margin=(5, 10)
-        )
-        self.stop_button = PageButton(
-            label=STOP_LABEL, variant="outlined", disabled=True, margin=(5, 10)
-        )
-        self.train_button.on_click(lambda event: self.train())
-        self.stop_button.on_click(lambda event: self.stop())
-        self.progress = RunProgress(
-            value=0,
-            margin=(0, 10),
-            css_classes=["training-progress"],
-            styles={"align-self": "center"},
-            theme_config=progress_theme(PROGRESS_LABEL),
-        )
-        self.status = _markup("")
-        self.grid_note = _markup("")
-        self.summary_note = _markup("")
-        self.panel = pn.Column(
-            pn.pane.Markdown(
-                f"{HEADING}\n\n{INTRO}",
-                sizing_mode="stretch_width",
-                margin=(0, 10),
-            ),
-            side_by_side(
-                [self.train_button, self.stop_button, self.progress],
-                basis=[80, 80, 160],
-                grow=[0, 0, 1],
-            ),
-            self.status,
-            grid_layout(
-                [pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures],
-                min_width=340,
-            ),
-            self.grid_note,
-            self.summary_note,
-            sizing_mode="stretch_width",
-            name="training",
-        )
-        self._show_status()
+        self._drawn: tuple | None = None
+        self._show()
         if is_served and doc is not None:
             pn.state.on_session_destroyed(self.session_closed)
         background = is_served if background is None else background
@@ -237,49 +210,78 @@ class TrainingView:
         else:
             future.add_done_callback(lambda done: self._post(self._grid_ready))
 
+    # --- what the page shows ------------------------------------------------------------
+
+    def view(self) -> dict[str, Any]:
+        """The section's state as the page draws it: ``bands``, the index in the grid's d_k
+        of those whose bands are drawn (None before the grid); ``note`` and ``summary``,
+        the HTML under the figures; ``status``, the line under the buttons; ``progress``,
+        the run's progress in percent; ``train`` and ``stop``, whether each button is
+        enabled."""
+        active = self.job is not None and self.job.active
+        grid, state = self.grid, self._state
+        progress = 0
+        if self.job is not None and self.job.total_steps:
+            progress = round(100 * self.job.steps_done / self.job.total_steps)
+        return {
+            "bands": bands_index(grid, state.d_k) if grid else None,
+            "note": grid_note(grid, state.d_k, state.temperature) if grid else "",
+            "summary": (
+                summary_html(self.summary_sentence)
+                if grid
+                else summary_html(GRID_FAILED)
+                if self.failed
+                else ""
+            ),
+            "status": (
+                GRID_FAILED
+                if self.failed
+                else status_text(self.job, grid, state, self._runner.limit)
+            ),
+            "progress": progress,
+            "train": grid is not None and not active,
+            "stop": active,
+        }
+
+    def _show(self, *, figures: bool = False, run: dict[str, list[float]] | None = None) -> None:
+        """Send the page what changed: the view's changed keys, the grid's figures when
+        ``figures``, and ``run``, the run's new steps (from the step the page has)."""
+        view = self.view()
+        changed = {key: value for key, value in view.items() if self.shown.get(key) != value}
+        if not self.shown:
+            changed = dict(view)
+        self.shown = view
+        changes: dict[str, Any] = {}
+        whole: dict[str, Any] = {}
+        if figures:
+            changes["figures"] = whole["figures"] = self.figures
+        if changed:
+            changes["view"] = changed
+            whole["view"] = view
+        if run is not None:
+            changes["run"] = run
+            whole["run"] = {"from": 0, **{name: list(values) for name, values in self.run.items()}}
+        if changes:
+            self._send(changes, whole)
+
     # --- the grid -----------------------------------------------------------------------
 
     def _grid_ready(self) -> None:
-        """Draw the shared grid (where ``post`` runs: the session's event loop)."""
+        """Show the shared grid (where ``post`` runs: the session's event loop)."""
         training_grid = self._shared_grid.grid
-        with pn.io.hold():
-            if training_grid is None:
-                self.summary_note.show(
-                    '<p class="training-summary">The comparison runs could not be computed.</p>'
-                )
-                self.status.show(_status_html("The comparison runs could not be computed."))
-                return
-            self.grid = training_grid
-            self.summary_sentence = describe_summary(training_grid.summary)
-            self.drawing.show_grid(training_grid)
-            self.summary_note.show(summary_html(self.summary_sentence))
-            self._drawn = None
-            self._draw_settings()
-
-    def _draw_settings(self) -> None:
-        """Follow d_k (the bands and the marked d_k) and the run's settings (the status)."""
-        state = self._state
-        key = (state.d_k, state.scaled, state.temperature, state.seed)
-        if key == self._drawn or self.grid is None:
+        if training_grid is None:
+            self.failed = True
+            self._show()
             return
-        self.drawing.show_d_k(self.grid, state.d_k)
-        self.grid_note.show(grid_note(self.grid, state.d_k, state.temperature))
-        if self.job is not None and not self.job.active:
-            # A finished run belongs to the settings it was trained at: it goes with them.
-            self.job = None
-            self.run_source.data = empty(RUN_COLUMNS)
-            self.drawing.show_run_legend(False)
-            self.progress.value = 0
-        self._drawn = key
-        self._show_status()
+        self.grid = training_grid
+        self.summary_sentence = describe_summary(training_grid.summary)
+        self.figures = self._build_figures(training_grid)
+        self._drawn = self._settings()
+        self._show(figures=True)
 
-    def _show_status(self) -> None:
-        active = self.job is not None and self.job.active
-        self.status.show(
-            _status_html(status_text(self.job, self.grid, self._state, self._runner.limit))
-        )
-        self.train_button.disabled = self.grid is None or active
-        self.stop_button.disabled = not active
+    def _settings(self) -> tuple:
+        state = self._state
+        return (state.d_k, state.scaled, state.temperature, state.seed)
 
     # --- the student's run --------------------------------------------------------------
 
@@ -293,17 +295,10 @@ class TrainingView:
             return None
         settings = run_settings(self._state, self.grid)
         self.job = self._runner.job(settings, post=self._post, on_update=self._job_update)
-        self.run_source.data = empty(RUN_COLUMNS)
-        self.drawing.show_run_legend(False)
         self._history = []
-        self.progress.value = 0
-        self._drawn = (
-            self._state.d_k,
-            self._state.scaled,
-            self._state.temperature,
-            self._state.seed,
-        )
-        self._show_status()
+        self.run = empty(RUN_COLUMNS)
+        self._drawn = self._settings()
+        self._show(run={"from": 0, **empty(RUN_COLUMNS)})
         self._runner.start(self.job)
         return self.job
 
@@ -313,18 +308,20 @@ class TrainingView:
             self._runner.stop(self.job)
 
     def _job_update(self, job: TrainingJob) -> None:
-        """Stream the steps trained since the last update (where ``post`` runs them)."""
+        """Send the steps trained since the last update (where ``post`` runs them)."""
         if job is not self.job:
             return
         steps = job.take()
-        with pn.io.hold():
-            if steps:
-                self._history.extend(steps)
-                self.run_source.stream(run_data(self._history, len(steps)))
-                self.drawing.show_run_legend(True)
-                self.updates += 1
-            self.progress.value = round(100 * job.steps_done / job.total_steps)
-            self._show_status()
+        new = None
+        if steps:
+            start = len(self._history)
+            self._history.extend(steps)
+            new = run_data(self._history, len(steps))
+            # New lists: what the page was sent before stays as it was sent.
+            self.run = {name: self.run[name] + values for name, values in new.items()}
+            self.updates += 1
+            new = {"from": start, **new}
+        self._show(run=new)
 
     def session_closed(self, session_context: object) -> None:
         """The session has closed: stop its run, and post it nothing more."""
@@ -332,18 +329,19 @@ class TrainingView:
             self._runner.close(self.job)
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
-        """Follow the controls: the bands at the grid's d_k nearest the new d_k, the marked
-        d_k, and the settings Train would use (a finished run is cleared when they change).
+        """Follow the controls: the bands at the grid's d_k nearest the new d_k, the note
+        under them and the settings Train would use (a finished run is cleared when they
+        change: it belongs to the settings it was trained at).
 
-        ``parts`` is not needed: the drawn settings are compared with the state's.
+        ``parts`` is not needed: the shown settings are compared with the state's.
         """
-        self._draw_settings()
-
-
-def _markup(text: str) -> ServerMarkup:
-    return ServerMarkup(html=text, stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-
-
-def _status_html(text: str) -> str:
-    shown = html.escape(text, quote=False)
-    return f'<p class="training-status" data-testid="training-status">{shown}</p>'
+        if self.grid is None or self._settings() == self._drawn:
+            return
+        self._drawn = self._settings()
+        if self.job is not None and not self.job.active:
+            self.job = None
+            self._history = []
+            self.run = empty(RUN_COLUMNS)
+            self._show(run={"from": 0, **empty(RUN_COLUMNS)})
+            return
+        self._show()

@@ -27,6 +27,9 @@ from app.views.style import band_with_line, finish_figure, view_figure
 from sdpa_core import GridCell, GridSummary, TrainingGrid
 from sdpa_core.training import GRID_D_VALUES, GRID_SEEDS, GRID_STEPS, SMOOTHING_STEPS
 
+TRAINING_TITLE = "Does the scale matter for learning? Train a tiny model, scaled vs unscaled"
+"""The section's button, on both pages."""
+
 HEADING = "### Does the scale matter for learning?"
 """The section's heading (Markdown), once it is open."""
 

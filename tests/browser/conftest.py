@@ -53,8 +53,10 @@ SECTION_OPEN_JS = """(name) => {
   const doc = Bokeh.documents[0];
   const lesson = [...doc.all_models].find((m) => m.data && Array.isArray(m.data.opened));
   if (!doc.is_idle || !lesson || !lesson.data.opened.includes(name)) return false;
-  // The section's column holds a spacer, then the section's view once built.
-  const views = lesson.data[name].children;
+  // A section the page draws has its markup from the start; one built of Panel objects
+  // has a column that holds a spacer, then the section's view once built.
+  const views = lesson.data[name]?.children;
+  if (views === undefined) return true;
   return views.length > 1 && views.every((view) => Bokeh.index.find_one(view) != null);
 }"""
 """True once the lazy lesson section ``name`` is open, its view is drawn on the page and

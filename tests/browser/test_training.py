@@ -88,3 +88,43 @@ def test_stop_ends_a_run_part_way(app_page: AppPage) -> None:
     steps = page.evaluate("window.__sdpaRun.source.data.step.length")
     assert 0 < steps < 200
     expect(page.get_by_role("button", name=TRAIN_LABEL, exact=True)).to_be_enabled()
+
+
+TRAINING_JS = """() => {
+  const record = window.SdpaDrawnLessons.find((r) => r.training).training;
+  const m = record.models;
+  return {
+    span: m.training_span.location,
+    legend: m.training_run_items.map((item) => item.visible),
+    runs: m.training_run.map((source) => source.data.step.length),
+    bands: m.training_scaled.map((source) => source.data.loss.length),
+  };
+}"""
+"""What the served section's figures show: the marked d_k, whether each curve figure's
+"your run" legend entry is shown, the run's steps and the bands' in each."""
+
+
+def test_the_bands_follow_d_k_and_the_run_goes_with_its_settings(app_page: AppPage) -> None:
+    """The figures, built once per process, draw the grid d_k nearest the page's and the
+    note names it; a finished run's line and legend go when a setting it used moves."""
+    app_page.open("?d_k=64", lesson=True)
+    app_page.open_section(TRAINING_TITLE)
+    page = app_page.page
+    page.wait_for_function(GRID_DRAWN_JS, timeout=GRID_TIMEOUT_MS)
+    shown = page.evaluate(TRAINING_JS)
+    assert shown["span"] == 64 and shown["legend"] == [False, False]
+    assert shown["bands"] == [200, 200] and shown["runs"] == [0, 0]
+    note = page.get_by_test_id("training-grid-note")
+    expect(note).to_contain_text("at d_k = 64 (learning rate")
+    page.get_by_role("button", name=TRAIN_LABEL, exact=True).click()
+    expect(page.get_by_test_id("training-status")).to_contain_text("Done: d_k = 64")
+    shown = page.evaluate(TRAINING_JS)
+    assert shown["legend"] == [True, True] and shown["runs"] == [200, 200]
+    app_page.press("d_k (key dimension)", "Home")
+    expect(note).to_contain_text("d_k = 4, the grid's nearest to your 1")
+    page.wait_for_function(f"() => ({TRAINING_JS})().span === 4")
+    shown = page.evaluate(TRAINING_JS)
+    assert shown["legend"] == [False, False] and shown["runs"] == [0, 0]
+    expect(page.get_by_test_id("training-status")).to_contain_text(
+        "Press Train to train at d_k = 1"
+    )

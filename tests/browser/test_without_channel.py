@@ -43,3 +43,28 @@ def test_a_page_without_a_channel_moves_over_bokehs_websocket(app_page: AppPage)
         arg=lesson_before,
     )
     assert app_page.page.evaluate("() => window.SdpaChannel.status('')") is None
+
+
+def test_training_streams_over_bokehs_websocket(app_page: AppPage) -> None:
+    """Without the channel the training section comes on the lesson's properties: its
+    figures, its state and its run, whole; Train and Stop go as the component's messages."""
+    from playwright.sync_api import expect
+    from test_training import GRID_DRAWN_JS, GRID_TIMEOUT_MS
+
+    from app.lesson import TRAINING_TITLE
+    from app.views.training import TRAIN_LABEL
+
+    app_page.open("?d_k=256", lesson=True)
+    app_page.open_section(TRAINING_TITLE)
+    page = app_page.page
+    page.wait_for_function(GRID_DRAWN_JS, timeout=GRID_TIMEOUT_MS)
+    page.get_by_role("button", name=TRAIN_LABEL, exact=True).click()
+    expect(page.get_by_test_id("training-status")).to_contain_text("Done: d_k = 256")
+    steps = page.evaluate(
+        "() => sdpaFigure('training_loss').renderers"
+        ".filter((r) => !('loss_low' in r.data_source.data))"
+        ".map((r) => r.data_source.data.step.length)"
+    )
+    assert steps == [200, 200]
+    bar = page.locator(".training-progress [role=progressbar]")
+    expect(bar).to_have_attribute("aria-valuenow", "100")

@@ -26,7 +26,8 @@ from app.lesson import TRAINING_TITLE
 from app.model import SimulationModel
 from app.state import SimulationState
 from app.training_runs import SHARED_GRID
-from app.views.training import TRAIN_LABEL, TrainingView
+from app.views.drawn_training import training_figures
+from app.views.training import TRAIN_LABEL, TrainingSession
 from app.views.training_grid import (
     TRAIN_NEEDS_SERVER,
     band_data,
@@ -102,32 +103,42 @@ FIGURE_WIDTH = f"""(name) => {{
 """Whether the named figure is drawn on the page at a readable width."""
 
 
-def served_view(state: dict[str, Any]) -> TrainingView:
-    """The served section for an offline page's state, drawn from the process's grid."""
-    return TrainingView(SimulationModel(SimulationState(**state)), background=False)
+class ServedSection:
+    """What the served section sends its page for an offline page's state (the whole of
+    each send), drawn from the process's grid."""
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self.sent: dict[str, Any] = {}
+        model = SimulationModel(SimulationState(**state))
+        self.session = TrainingSession(model, self.take, training_figures, background=False)
+
+    def take(self, changes: dict[str, Any], whole: dict[str, Any]) -> None:
+        self.sent.update(whole)
 
 
 def assert_training_matches_served(opened: OfflinePage) -> int:
-    """The bands, the marked d_k, the note and the summary as the served view has them for
-    the page's state; returns the grid d_k shown."""
+    """The bands, the marked d_k, the note and the summary as the served section has them
+    for the page's state; returns the grid d_k shown."""
     state = opened.snapshot()["state"]
-    served = served_view(state)
+    served = ServedSection(state)
+    grid = served.session.grid
+    view = served.sent["view"]
+    spec = json.loads(served.sent["figures"])["spec"]
     shown = nearest_grid_d_k(state["d_k"])
-    for name, source in (
-        ("training_scaled", served.scaled_source),
-        ("training_unscaled", served.unscaled_source),
-    ):
+    assert spec["grid_d_values"][view["bands"]] == shown
+    for name, scaled in (("training_scaled", True), ("training_unscaled", False)):
         page = source_data(opened, name)
-        assert set(page) == set(source.data)
-        for column, values in source.data.items():
+        expected = band_data(grid.cell(shown, scaled))
+        assert set(page) == set(expected)
+        for column, values in expected.items():
             np.testing.assert_array_equal(page[column], np.asarray(values, dtype=np.float32))
     assert opened.model("training_summary", "m.renderers.length") >= 5
     span = opened.page.evaluate("() => SdpaExport.page.models.training_span.location")
-    assert span == served.current_span.location == shown
+    assert span == shown
     note = opened.page.locator("#sdpa-training-note").inner_html()
-    assert note == served.grid_note.html
+    assert note == view["note"]
     summary = opened.page.get_by_test_id("training-summary").inner_text()
-    assert summary == served.summary_sentence == describe_summary(served.grid.summary)
+    assert summary == served.session.summary_sentence == describe_summary(grid.summary)
     return shown
 
 

@@ -410,7 +410,9 @@ def test_the_lesson_builds_the_sections_a_page_opens() -> None:
         page.settle()
     assert lesson.drawn.opened == ["assumptions", "training"]
     assert lesson.training.view is not None and lesson.assumptions.view is not None
-    assert lesson.drawn.training.objects[1:] == [lesson.training.view.panel]
+    assert lesson.drawn.assumptions.objects[1:] == [lesson.assumptions.view.panel]
+    # The training section is drawn on the page: its session sends its state.
+    assert lesson.drawn.training_view["status"]
     page.app.state.d_k = 128
     page.settle()
     assert_nothing_shows_nan(page)

@@ -1,18 +1,23 @@
 """The "Does it matter for learning?" section without a server: the shared grid, Train,
-Stop, the cap on runs at once, and the text under the plots."""
+Stop, the cap on runs at once, the text under the plots, and what the page is sent of them
+(applied as the page applies it: a view's changed keys merged, a run's steps spliced in)."""
 
 from __future__ import annotations
 
+import base64
 import html
+import json
 import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
 
 from app import training_runs
+from app.export.training import CURVE_COLUMNS
 from app.model import SimulationModel
 from app.state import SimulationState
 from app.ticks import run_now
@@ -23,7 +28,9 @@ from app.training_runs import (
     SharedGrid,
     TrainingRunner,
 )
-from app.views.training import TrainingView, run_settings
+from app.views.drawn_lesson import DrawnLesson
+from app.views.drawn_training import training_figures
+from app.views.training import TrainingSession, run_settings
 from app.views.training_grid import band_data, nearest_grid_d_k, trailing_mean
 from sdpa_core import describe_summary, training_grid
 
@@ -63,22 +70,77 @@ def sync_runner(limit: int = 2, update_interval: float = 0.0) -> TrainingRunner:
     return TrainingRunner(limit, SyncExecutor(), run_seconds=0.0, update_interval=update_interval)
 
 
+class Page:
+    """What a page holds of the section, from what the session sends it, applied as
+    drawn_lesson.js applies it; every send's ``whole`` must be what the page then holds."""
+
+    def __init__(self) -> None:
+        self.figures = ""
+        self.view: dict[str, Any] = {}
+        self.run: dict[str, list[float]] = {"step": [], "loss": [], "accuracy": []}
+        self.sends = 0
+
+    def __call__(self, changes: dict[str, Any], whole: dict[str, Any]) -> None:
+        assert set(changes) == set(whole) and changes
+        self.sends += 1
+        if "figures" in changes:
+            self.figures = changes["figures"]
+        if "view" in changes:
+            assert changes["view"], "a view change says what changed"
+            self.view.update(changes["view"])
+            assert self.view == whole["view"]
+        if "run" in changes:
+            start = changes["run"]["from"]
+            assert start <= len(self.run["step"]), "a run's steps follow those the page has"
+            for name, values in self.run.items():
+                self.run[name] = values[:start] + changes["run"][name]
+            assert whole["run"] == {"from": 0, **self.run}
+
+    def bands(self, column: str, scaled: bool) -> np.ndarray:
+        """The ``column`` of the bands the page draws now (lesson.js's trainingBands)."""
+        spec = json.loads(self.figures)["spec"]
+        values = np.frombuffer(base64.b64decode(spec["table"]), dtype="<f4")
+        table = values.reshape(
+            len(spec["grid_d_values"]), 2, len(spec["columns"]), len(spec["steps"])
+        )
+        return table[self.view["bands"], 0 if scaled else 1, spec["columns"].index(column)]
+
+    def shown_d_k(self) -> int:
+        """The grid d_k the page marks and draws the bands of."""
+        return json.loads(self.figures)["spec"]["grid_d_values"][self.view["bands"]]
+
+
 STATES: dict[int, SimulationState] = {}
-"""Each view's state, by the view's id: what the session would hold."""
+"""Each section's state, by the section's id: what the session would hold."""
+
+PAGES: dict[int, Page] = {}
+"""Each section's page, by the section's id."""
 
 
 def make_view(
     shared: SharedGrid, runner: TrainingRunner, post=run_now, **controls: object
-) -> TrainingView:
+) -> TrainingSession:
     state = SimulationState(**controls)
-    view = TrainingView(
-        SimulationModel(state), shared_grid=shared, runner=runner, post=post, background=False
+    page = Page()
+    view = TrainingSession(
+        SimulationModel(state),
+        page,
+        training_figures,
+        shared_grid=shared,
+        runner=runner,
+        post=post,
+        background=False,
     )
     STATES[id(view)] = state
+    PAGES[id(view)] = page
     return view
 
 
-def change(view: TrainingView, **controls: object) -> None:
+def page_of(view: TrainingSession) -> Page:
+    return PAGES[id(view)]
+
+
+def change(view: TrainingSession, **controls: object) -> None:
     state = STATES[id(view)]
     model = SimulationModel(state)
     state.param.update(**controls)
@@ -90,20 +152,41 @@ def change(view: TrainingView, **controls: object) -> None:
 
 def test_the_section_builds_from_the_shared_default_grid() -> None:
     """Built as the lesson builds it: the process's grid, its sentence, its numbers."""
-    view = TrainingView(SimulationModel(SimulationState(d_k=90)))
+    page = Page()
+    view = TrainingSession(SimulationModel(SimulationState(d_k=90)), page, training_figures)
     shared = training_runs.SHARED_GRID
     assert view.grid is shared.grid is not None
     assert shared.computations == 1, "the default grid is computed once per process"
-    assert nearest_grid_d_k(90) == 64
+    assert nearest_grid_d_k(90) == 64 and page.shown_d_k() == 64
     expected = band_data(view.grid.cell(64, True))
-    np.testing.assert_array_equal(view.scaled_source.data["loss"], expected["loss"])
-    assert "d_k = 64, the grid's nearest to your 90" in view.grid_note.html
+    np.testing.assert_allclose(page.bands("loss", True), expected["loss"], rtol=1e-6)
+    assert "d_k = 64, the grid's nearest to your 90" in page.view["note"]
     assert view.summary_sentence == describe_summary(view.grid.summary)
-    assert html.escape(view.summary_sentence, quote=False) in view.summary_note.html
-    assert not view.train_button.disabled and view.stop_button.disabled
-    # A second section (another student) reads the same grid, computed once.
-    other = TrainingView(SimulationModel(SimulationState()))
+    assert html.escape(view.summary_sentence, quote=False) in page.view["summary"]
+    assert page.view["train"] and not page.view["stop"]
+    # A second section (another student) reads the same grid, computed once, and is sent
+    # the same figures, built once.
+    other_page = Page()
+    other = TrainingSession(SimulationModel(SimulationState()), other_page, training_figures)
     assert other.grid is view.grid and shared.computations == 1
+    assert other_page.figures is page.figures
+
+
+def test_the_figures_are_the_grids_and_name_what_the_page_draws(small_grid: SharedGrid) -> None:
+    view = make_view(small_grid, sync_runner())
+    figures = json.loads(page_of(view).figures)
+    assert len(figures["items"]) == 3
+    names = {"training_scaled", "training_unscaled", "training_run", "training_run_items"}
+    assert names | {"training_span"} == set(figures["models"])
+    for item, name in zip(figures["items"], ("loss", "accuracy", "summary"), strict=True):
+        text = json.dumps(item)
+        assert f"training_{name}" in text
+        ids = [figures["models"][key] for key in names] if name != "summary" else []
+        for both in ids:
+            assert both[("loss", "accuracy").index(name)] in text
+    spec = figures["spec"]
+    assert spec["grid_d_values"] == [4, 64, 1024] and spec["columns"] == list(CURVE_COLUMNS)
+    assert spec["shown"] == [] and spec["notes"] == [], "the session sends its own"
 
 
 def test_the_grid_is_computed_once_for_every_view() -> None:
@@ -117,6 +200,7 @@ def test_the_grid_is_computed_once_for_every_view() -> None:
     views = [make_view(shared, sync_runner()) for _ in range(3)]
     assert len(calls) == 1 and shared.computations == 1
     assert all(view.grid is views[0].grid for view in views)
+    assert len({id(page_of(view).figures) for view in views}) == 1
 
 
 def test_the_section_says_computing_until_the_grid_arrives() -> None:
@@ -129,17 +213,24 @@ def test_the_section_says_computing_until_the_grid_arrives() -> None:
     shared = SharedGrid(slow)
     posted: queue.Queue = queue.Queue()
     model = SimulationModel(SimulationState())
-    view = TrainingView(
-        model, shared_grid=shared, runner=sync_runner(), post=posted.put, background=True
+    page = Page()
+    view = TrainingSession(
+        model,
+        page,
+        training_figures,
+        shared_grid=shared,
+        runner=sync_runner(),
+        post=posted.put,
+        background=True,
     )
-    assert view.grid is None
-    assert "Computing the comparison runs" in view.status.html
-    assert view.train_button.disabled
+    assert view.grid is None and page.figures == "" and page.view["bands"] is None
+    assert "Computing the comparison runs" in page.view["status"]
+    assert not page.view["train"]
     assert view.train() is None, "Train waits for the grid"
     release.set()
     posted.get(timeout=10)()  # the grid thread posts the drawing to the session's loop
-    assert view.grid is shared.grid is not None
-    assert "Press Train" in view.status.html and not view.train_button.disabled
+    assert view.grid is shared.grid is not None and page.figures
+    assert "Press Train" in page.view["status"] and page.view["train"]
 
 
 def test_a_failed_grid_is_said_and_train_stays_off() -> None:
@@ -147,9 +238,11 @@ def test_a_failed_grid_is_said_and_train_stays_off() -> None:
         raise ValueError("no grid")
 
     view = make_view(SharedGrid(failing), sync_runner())
-    assert view.grid is None
-    assert "could not be computed" in view.summary_note.html
-    assert view.train_button.disabled
+    page = page_of(view)
+    assert view.grid is None and view.failed and page.figures == ""
+    assert "could not be computed" in page.view["summary"]
+    assert "could not be computed" in page.view["status"]
+    assert not page.view["train"]
 
 
 # --- Train and Stop -----------------------------------------------------------------------
@@ -157,30 +250,59 @@ def test_a_failed_grid_is_said_and_train_stays_off() -> None:
 
 def test_train_streams_every_step_into_the_curves(small_grid: SharedGrid) -> None:
     view = make_view(small_grid, sync_runner(), d_k=1024, scaled=False, seed=3)
+    page = page_of(view)
     job = view.train()
     assert job is not None and job.status == DONE
     assert job.settings == run_settings(STATES[id(view)], view.grid)
     assert (job.settings.d_k, job.settings.scaled, job.settings.seed) == (1024, False, 3)
     assert job.settings.lr == view.grid.cell(1024, False).lr
-    data = view.run_source.data
-    assert data["step"] == [float(step) for step in range(30)]
+    assert page.run["step"] == [float(step) for step in range(30)]
     assert view.updates == 30, "one update per step when the interval is 0"
     # The curve is each step's loss averaged over the steps up to it, as the bands are.
-    np.testing.assert_allclose(data["loss"], trailing_mean([s.loss for s in job.history]))
-    assert view.progress.value == 100
-    assert "Done: d_k = 1024, unscaled" in view.status.html
-    assert not view.train_button.disabled and view.stop_button.disabled
+    np.testing.assert_allclose(page.run["loss"], trailing_mean([s.loss for s in job.history]))
+    assert page.run == view.run
+    assert page.view["progress"] == 100
+    assert "Done: d_k = 1024, unscaled" in page.view["status"]
+    assert page.view["train"] and not page.view["stop"]
+
+
+def test_a_batch_sends_only_its_new_steps(small_grid: SharedGrid) -> None:
+    sent: list[dict[str, Any]] = []
+    page = Page()
+
+    def recording(changes: dict[str, Any], whole: dict[str, Any]) -> None:
+        sent.append(changes)
+        page(changes, whole)
+
+    view = TrainingSession(
+        SimulationModel(SimulationState()),
+        recording,
+        training_figures,
+        shared_grid=small_grid,
+        runner=sync_runner(),
+        background=False,
+    )
+    sent.clear()
+    view.train()
+    runs = [changes["run"] for changes in sent if "run" in changes]
+    assert runs[0] == {"from": 0, "step": [], "loss": [], "accuracy": []}, "Train clears"
+    assert [run["from"] for run in runs[1:]] == list(range(30))
+    assert all(len(run["step"]) == 1 for run in runs[1:])
+    # The view's unchanged keys are not sent again.
+    views = [changes["view"] for changes in sent if "view" in changes]
+    assert all("note" not in changed and "summary" not in changed for changed in views)
+    assert "figures" not in {key for changes in sent for key in changes}
 
 
 def test_steps_arrive_in_batches_and_none_is_lost(small_grid: SharedGrid) -> None:
     view = make_view(small_grid, sync_runner(update_interval=60.0))
     view.train()
     assert 1 <= view.updates <= 2, "a long interval batches the steps"
-    assert len(view.run_source.data["step"]) == 30
+    assert len(page_of(view).run["step"]) == 30
 
 
 def test_stop_ends_the_run_after_the_current_step(small_grid: SharedGrid) -> None:
-    views: list[TrainingView] = []
+    views: list[TrainingSession] = []
 
     def post(callback: Callable[[], None]) -> None:
         callback()
@@ -189,22 +311,24 @@ def test_stop_ends_the_run_after_the_current_step(small_grid: SharedGrid) -> Non
 
     view = make_view(small_grid, sync_runner(), post=post)
     views.append(view)
+    page = page_of(view)
     job = view.train()
     assert job.status == STOPPED and job.steps_done == 5
-    assert len(view.run_source.data["step"]) == 5
-    assert "Stopped at step 5 of 30" in view.status.html
-    assert view.progress.value == round(100 * 5 / 30)
-    assert not view.train_button.disabled
+    assert len(page.run["step"]) == 5
+    assert "Stopped at step 5 of 30" in page.view["status"]
+    assert page.view["progress"] == round(100 * 5 / 30)
+    assert page.view["train"]
 
 
 def test_a_session_runs_one_run_at_a_time(small_grid: SharedGrid) -> None:
     executor = ManualExecutor()
     runner = TrainingRunner(2, executor, run_seconds=0.0, update_interval=0.0)
     view = make_view(small_grid, runner)
+    page = page_of(view)
     first = view.train()
     assert view.train() is None, "a second press while it runs does nothing"
-    assert len(executor.pending) == 1 and view.train_button.disabled
-    assert not view.stop_button.disabled
+    assert len(executor.pending) == 1 and not page.view["train"]
+    assert page.view["stop"]
     executor.run_next()
     assert first.status == DONE
     assert view.train() is not None, "once it is done, Train trains again"
@@ -218,8 +342,8 @@ def test_the_cap_makes_the_run_over_it_wait_its_turn(small_grid: SharedGrid) -> 
     assert runner.running == 2 and runner.waiting == 1
     assert len(executor.pending) == 2, "only two runs reach the pool"
     assert jobs[2].status == WAITING
-    assert "Waiting for a free slot" in views[2].status.html
-    assert not views[2].stop_button.disabled, "a waiting run can be stopped"
+    assert "Waiting for a free slot" in page_of(views[2]).view["status"]
+    assert page_of(views[2]).view["stop"], "a waiting run can be stopped"
     executor.run_next()  # the first run ends: the waiting one takes its slot
     assert jobs[0].status == DONE
     assert runner.running == 2 and runner.waiting == 0
@@ -228,7 +352,7 @@ def test_the_cap_makes_the_run_over_it_wait_its_turn(small_grid: SharedGrid) -> 
         executor.run_next()
     assert [job.status for job in jobs] == [DONE, DONE, DONE]
     assert runner.running == 0
-    assert all(len(view.run_source.data["step"]) == 30 for view in views)
+    assert all(len(page_of(view).run["step"]) == 30 for view in views)
 
 
 def test_a_waiting_run_stopped_never_starts(small_grid: SharedGrid) -> None:
@@ -240,7 +364,7 @@ def test_a_waiting_run_stopped_never_starts(small_grid: SharedGrid) -> None:
     assert job.status == WAITING
     second.stop()
     assert job.status == STOPPED and runner.waiting == 0
-    assert "Stopped before the first step" in second.status.html
+    assert "Stopped before the first step" in page_of(second).view["status"]
     executor.run_next()
     assert executor.pending == [] and runner.running == 0
 
@@ -297,39 +421,29 @@ def test_a_closed_session_stops_its_run_and_gets_nothing_more(small_grid: Shared
 # --- following the controls ---------------------------------------------------------------
 
 
-def test_bands_follow_the_nearest_grid_d_k_in_the_same_sources(small_grid: SharedGrid) -> None:
+def test_bands_follow_the_nearest_grid_d_k(small_grid: SharedGrid) -> None:
     view = make_view(small_grid, sync_runner())
-    sources = (view.scaled_source, view.unscaled_source, view.run_source)
-    figures = list(view.figures)
-    renderers = [len(fig.renderers) for fig in figures]
+    page = page_of(view)
+    figures = page.figures
     change(view, d_k=700)
-    assert view.current_span.location == 1024
+    assert page.shown_d_k() == 1024
     expected = band_data(view.grid.cell(1024, False))
-    np.testing.assert_array_equal(view.unscaled_source.data["loss"], expected["loss"])
-    assert (view.scaled_source, view.unscaled_source, view.run_source) == sources
-    assert view.figures == figures
-    assert [len(fig.renderers) for fig in figures] == renderers
-    assert "d_k = 1024, the grid's nearest to your 700" in view.grid_note.html
-
-
-def run_legend_shown(view: TrainingView) -> list[bool]:
-    """Whether each curve figure's "your run" legend entry is shown."""
-    return [item.visible for item in view.drawing.run_items]
+    np.testing.assert_allclose(page.bands("loss", False), expected["loss"], rtol=1e-6)
+    assert page.figures is figures, "a move sends no figure"
+    assert "d_k = 1024, the grid's nearest to your 700" in page.view["note"]
 
 
 def test_a_finished_run_goes_when_its_settings_change(small_grid: SharedGrid) -> None:
     view = make_view(small_grid, sync_runner())
-    # No run, no line: a "your run" entry would be a label with nothing before it.
-    assert run_legend_shown(view) == [False, False]
+    page = page_of(view)
     view.train()
-    assert run_legend_shown(view) == [True, True]
+    sends = page.sends
     change(view, n=64)  # a control the run does not use
-    assert len(view.run_source.data["step"]) == 30
+    assert len(page.run["step"]) == 30 and page.sends == sends, "nothing to send"
     change(view, temperature=2.0)
-    assert view.run_source.data["step"] == [] and view.progress.value == 0
-    assert run_legend_shown(view) == [False, False]
-    assert "Press Train to train at d_k = 64, scaled, temperature 2" in view.status.html
-    assert "Train uses your temperature, 2." in view.grid_note.html
+    assert page.run["step"] == [] and page.view["progress"] == 0
+    assert "Press Train to train at d_k = 64, scaled, temperature 2" in page.view["status"]
+    assert "Train uses your temperature, 2." in page.view["note"]
 
 
 def test_a_running_run_keeps_its_settings_when_controls_move(small_grid: SharedGrid) -> None:
@@ -339,15 +453,53 @@ def test_a_running_run_keeps_its_settings_when_controls_move(small_grid: SharedG
     job = view.train()
     change(view, d_k=4)
     executor.run_next()
-    assert job.settings.d_k == 64 and len(view.run_source.data["step"]) == 30
-    assert "Done: d_k = 64" in view.status.html
+    assert job.settings.d_k == 64 and len(page_of(view).run["step"]) == 30
+    assert "Done: d_k = 64" in page_of(view).view["status"]
 
 
 def test_texts_say_what_the_numbers_show(small_grid: SharedGrid) -> None:
     view = make_view(small_grid, sync_runner(), d_k=1024, scaled=False)
-    note = view.grid_note.html
+    note = page_of(view).view["note"]
     assert "typical example's softmax Jacobian" in note
     assert "gradient vanishes" not in note and "gradient norm vanishes" not in note
     cell = view.grid.cell(1024, False)
     jacobian = float(np.median([run.jacobian_norm[0] for run in cell.runs]))
     assert f"{jacobian:.2g} unscaled" in note
+
+
+# --- the page's presses -------------------------------------------------------------------
+
+
+def test_the_lesson_takes_train_and_stop_and_nothing_else(small_grid: SharedGrid) -> None:
+    """The lesson component hands a press on Train or Stop to its section, once built; any
+    other message about training is dropped."""
+    from app.lesson import LessonSections
+
+    model = SimulationModel(SimulationState())
+    lesson = LessonSections(model)
+    drawn: DrawnLesson = lesson.drawn
+    for hostile in ({"training": "train"}, {"training": ["train"]}, {"training": None}):
+        drawn.take_message(hostile)  # not opened yet: nothing to press
+    assert lesson.training.view is None
+    executor = ManualExecutor()
+    runner = TrainingRunner(1, executor, run_seconds=0.0, update_interval=0.0)
+    section = TrainingSession(
+        model,
+        drawn.show_training,
+        training_figures,
+        shared_grid=small_grid,
+        runner=runner,
+        background=False,
+    )
+    lesson.training.view = section
+    assert drawn.training_figures and drawn.training_view["train"]
+    for hostile in ({"training": "TRAIN"}, {"training": 1}, {"training": {"x": 1}}, {"x": 1}):
+        drawn.take_message(hostile)
+    assert section.job is None and executor.pending == []
+    drawn.take_message({"training": "train"})
+    assert section.job is not None and len(executor.pending) == 1
+    assert drawn.training_view["stop"] and not drawn.training_view["train"]
+    drawn.take_message({"training": "stop"})
+    executor.run_next()
+    assert section.job.status == STOPPED
+    assert drawn.training_run["from"] == 0
