@@ -81,11 +81,13 @@ CSS = f"""
   position: absolute; top: -3px; left: -6px; width: 20px; height: 20px; border-radius: 50%;
   background: #fafafa; box-shadow: 0 1px 3px rgba(0, 0, 0, 0.4); transition: left 150ms;
 }}
-.sdpa-switch input {{
+/* Only the drawn switch's input lies over its track: the lesson's worked example has a plain
+   .sdpa-switch label whose input must stay in the flow. */
+.sdpa-switch .track input {{
   position: absolute; inset: -3px -6px; width: auto; height: auto; margin: 0; opacity: 0;
   cursor: pointer;
 }}
-.sdpa-switch input:checked + .thumb {{
+.sdpa-switch .track input:checked + .thumb {{
   left: 20px; background: var(--mui-palette-primary-main, #1976d2);
 }}
 .sdpa-switch .track:has(input:checked) {{
