@@ -90,7 +90,7 @@ globalThis.SdpaControlDrawing ??= (() => {
    */
   function buttons(control, send) {
     const box = document.createElement("div");
-    box.className = "sdpa-control";
+    box.className = "sdpa-control sdpa-control-buttons";
     const caption = document.createElement("div");
     caption.className = "sdpa-buttons-caption";
     caption.textContent = control.label;

@@ -49,6 +49,7 @@ CSS = f"""
 :host {{ width: 100%; }}
 .sdpa-controls {{
   display: grid;
+  align-content: start;
   grid-template-columns: repeat(auto-fill, minmax(min({CONTROLS_MIN_WIDTH}px, 100%), 1fr));
   gap: 4px 8px;
   font-family: Roboto, "Helvetica Neue", Arial, sans-serif;
@@ -100,6 +101,8 @@ CSS = f"""
   outline: 2px solid var(--mui-palette-primary-main, #1976d2);
   outline-offset: 2px;
 }}
+/* A row of its own for a group of buttons: its choices side by side, not wrapped. */
+.sdpa-control-buttons {{ grid-column: 1 / -1; }}
 .sdpa-buttons-caption {{ line-height: 1.5; }}
 .sdpa-buttons {{ display: flex; flex-wrap: wrap; margin: 6px 0 4px; }}
 .sdpa-buttons button {{
