@@ -7,14 +7,10 @@ student's spreadsheet holds what the page showed.
 
 from __future__ import annotations
 
-import asyncio
-import io
 from collections.abc import Callable
 
 import numpy as np
-import panel as pn
 
-from app.compat import CheckedPageChanges
 from app.controls_spec import CONTROL_BY_NAME
 from app.derived import HistogramFrame
 from app.model import SimulationModel
@@ -170,84 +166,19 @@ def histogram_csv(model: SimulationModel) -> str:
     return _histogram_text(*_histogram_snapshot(model))
 
 
-DOWNLOAD_CSS = """
-:host { --sdpa-download: var(--mui-palette-primary-main, #1976d2); }
-:host .bk-btn.bk-btn.bk-btn {
-  width: 100%; height: auto; padding: 4px 10px; border-radius: 4px; cursor: pointer;
-  border: 1px solid color-mix(in srgb, var(--sdpa-download) 50%, transparent);
-  background: transparent; color: var(--sdpa-download);
-  font: 500 13px/1.75 Roboto, "Helvetica Neue", Arial, sans-serif;
-}
-:host .bk-btn.bk-btn.bk-btn:hover {
-  border-color: var(--sdpa-download);
-  background: color-mix(in srgb, var(--sdpa-download) 8%, transparent);
-}
-:host .bk-btn.bk-btn.bk-btn:focus-visible {
-  outline: 2px solid var(--sdpa-download); outline-offset: 2px;
-}
-.bk-btn a { padding: 0; color: inherit; text-decoration: none; }
-"""
-"""The download buttons in the look of the page's outlined Material buttons (Copy link,
-Resample): Panel's file download is a Bokeh button, which the Material theme leaves as bare
-text. The repeated class outweighs Panel's ``:host(.outline) .bk-btn.bk-btn-default``."""
+CSV_FILES = ("matrix", "histogram")
+"""The files the assumptions section offers, by the name its buttons send."""
 
 
-class CSVDownload(CheckedPageChanges, pn.widgets.FileDownload):
-    """Panel's file download, following only its click count from the page."""
-
-    page_properties = ("clicks",)
-
-    def accepts_from_page(self, name: str, value: object) -> bool:
-        """Only a whole-number click count."""
-        return type(value) is int and value >= 0
-
-
-def _download(
-    model: SimulationModel,
-    label: str,
-    name: str,
-    filename: Callable[[SimulationModel], str],
-    snapshot: Callable[[SimulationModel], tuple],
-    text: Callable[..., str],
-) -> CSVDownload:
-    button = CSVDownload(
-        label=label,
-        filename=filename(model),
-        color="primary",
-        variant="outline",
-        css_classes=[name],
-        sizing_mode="stretch_width",
-        stylesheets=[DOWNLOAD_CSS],
-    )
-
-    async def build() -> io.StringIO:
-        # The name and the data are taken now, on the session's thread; the text (1.4 s
-        # at n = 1024) is written in a worker thread, so other sessions keep moving.
-        button.filename = filename(model)
-        return io.StringIO(await asyncio.to_thread(text, *snapshot(model)))
-
-    button.callback = build
-    return button
-
-
-def download_buttons(model: SimulationModel) -> list[CSVDownload]:
-    """The two "Download CSV" buttons: each writes its file when pressed, from the model as
-    it is then, named after the state."""
-    return [
-        _download(
-            model,
-            MATRIX_LABEL,
-            "download_matrix",
-            matrix_filename,
-            _matrix_snapshot,
-            _matrix_text,
-        ),
-        _download(
-            model,
-            HISTOGRAM_LABEL,
-            "download_histogram",
-            histogram_filename,
-            _histogram_snapshot,
-            _histogram_text,
-        ),
-    ]
+def csv_file(model: SimulationModel, which: str) -> tuple[str, Callable[[], str]]:
+    """The CSV file ``which`` (one of :data:`CSV_FILES`) of ``model`` as it is now: its
+    name, and a function that writes its text from the numbers taken now (read-only
+    arrays), which may run in another thread while the model moves on (1.4 s at n = 1024
+    for the matrix)."""
+    if which == "matrix":
+        name, numbers, text = matrix_filename(model), _matrix_snapshot(model), _matrix_text
+    elif which == "histogram":
+        name, numbers, text = histogram_filename(model), _histogram_snapshot(model), _histogram_text
+    else:
+        raise ValueError(f"no CSV file {which!r}: one of {CSV_FILES}")
+    return name, lambda: text(*numbers)

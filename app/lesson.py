@@ -12,7 +12,8 @@ controls and figure, still built per session).
 from __future__ import annotations
 
 from app.model import SimulationModel
-from app.views.assumptions import AssumptionsView
+from app.views.assumptions import ASSUMPTIONS_TITLE
+from app.views.drawn_assumptions import AssumptionsSession
 from app.views.drawn_lesson import DrawnLesson
 from app.views.drawn_training import training_figures
 from app.views.lazy_section import LazySection, SectionView
@@ -20,9 +21,6 @@ from app.views.training import TrainingSession
 from app.views.training_grid import TRAINING_TITLE
 
 __all__ = ["ASSUMPTIONS_TITLE", "TRAINING_TITLE", "LessonSections"]
-
-ASSUMPTIONS_TITLE = "When the assumptions break: variance, correlation, precision; CSV data"
-"""The assumptions section's button."""
 
 
 class LessonSections:
@@ -35,7 +33,9 @@ class LessonSections:
             lambda: TrainingSession(model, self.drawn.show_training, training_figures),
         )
         self.assumptions = LazySection(
-            "assumptions", ASSUMPTIONS_TITLE, lambda: AssumptionsView(model)
+            "assumptions",
+            ASSUMPTIONS_TITLE,
+            lambda: AssumptionsSession(model, self.drawn.show_assumptions),
         )
         self.lazy_sections = (self.training, self.assumptions)
         """The sections built only when a student opens them."""

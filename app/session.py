@@ -203,7 +203,7 @@ class Session:
             return None
         values = self.state.control_values()
         large = int(values["n"]) ** 2 >= OFF_LOOP_CELLS
-        if large and self._on_channel() and not self._lesson_needs_lock():
+        if large and self._on_channel():
             return self._refresh_off_loop(changed, values)
         self._show(self.model.refresh(changed, values))
         return None
@@ -245,7 +245,7 @@ class Session:
                 self.figures.update(self.model, parts)
             else:
                 self.figures.send_composed(composed)
-            if self._on_channel() and not self._lesson_needs_lock():
+            if self._on_channel():
                 # The numbers went on the channel, the lesson's follow in messages of their
                 # own (the page paints the first screen's first); the URL once the moves
                 # pause, in one message.
@@ -275,12 +275,6 @@ class Session:
                 # Else the model is half new: the refresh's end updates the lesson.
                 self._update_lesson()
             self._write_url()
-
-    def _lesson_needs_lock(self) -> bool:
-        # The training and assumptions sections, once opened, write Bokeh models of the
-        # session's document: their update runs on a locked tick.
-        lesson = self.lesson
-        return lesson is not None and any(view is not lesson.drawn for view in lesson.views)
 
     def _update_lesson(self) -> None:
         parts, self._lesson_parts = self._lesson_parts, set()

@@ -7,9 +7,10 @@ Run it from the repository root, in the test environment (Panel is needed, no se
 
 For each section of the lesson a served session builds (app/lesson.py: the FAQ with the
 collapse curves, the row comparison with the output, and the worked example with the quiz,
-drawn in the browser, each here a component of its own, and the two sections built only
-when opened, training and assumptions), and for the whole lesson as the page appends it
-(one component for all the drawn sections, with the lazy sections' buttons), it builds
+drawn in the browser, each here a component of its own), for the whole lesson as the page
+appends it (one component for all the drawn sections, with the lazy sections' buttons), and
+for the whole lesson with one of the two sections opened apart (training, assumptions: their
+session side built and their state on the component), it builds
 the views over one session's model, attaches their page to a Bokeh ``Document`` as a
 session does, and serialises that document (what the browser's pull of it costs the
 server). Each figure is the median of ``--repeats`` builds after one warm-up
@@ -39,7 +40,6 @@ from bokeh.document import Document
 from app.lesson import LessonSections
 from app.model import SimulationModel
 from app.state import SimulationState
-from app.views.assumptions import AssumptionsView
 from app.views.drawn_lesson import DrawnLesson
 
 
@@ -56,12 +56,20 @@ def lesson_with_training(model: SimulationModel) -> pn.viewable.Viewable:
     return lesson.drawn
 
 
+def lesson_with_assumptions(model: SimulationModel) -> pn.viewable.Viewable:
+    """The lesson with the assumptions section opened: its session built (its controls
+    bound, its readouts written), the histograms' numbers in the lesson's frame."""
+    lesson = LessonSections(model)
+    lesson.open(lesson.assumptions)
+    return lesson.drawn
+
+
 SECTIONS: dict[str, Callable[[SimulationModel], pn.viewable.Viewable]] = {
     "row comparison + output (drawn)": lambda model: DrawnLesson(model, ("why",)),
     "FAQ + collapse curves (drawn)": lambda model: DrawnLesson(model, ("faq", "collapse")),
     "worked example + quiz (drawn)": lambda model: DrawnLesson(model, ("worked", "quiz")),
     "whole lesson, training opened (drawn)": lesson_with_training,
-    "assumptions (when opened)": lambda model: AssumptionsView(model).panel,
+    "whole lesson, assumptions opened (drawn)": lesson_with_assumptions,
     "whole lesson (closed sections)": whole_lesson,
 }
 """What is measured, by its row's name: each builds one section's page over a model."""

@@ -26,10 +26,10 @@ from app.data_out import (
 from app.export.lesson import markdown_html
 from app.export.views import _fixed_y_range
 from app.export.widgets import OFFLINE_CONTROLS, section_controls
-from app.lesson import ASSUMPTIONS_TITLE
 from app.model import SimulationModel
 from app.views.assumptions import (
     ASSUMPTION_TEXTS,
+    ASSUMPTIONS_TITLE,
     GROUP_BASIS,
     HEADING,
     LAW_CONTROLS,

@@ -413,13 +413,7 @@
               A.histogramFilename(state, csv),
               A.histogramCsv(csv.histogram_columns, csv.histogram_rows, raw, scaled),
             ];
-      const link = document.createElement("a");
-      link.href = URL.createObjectURL(new Blob([body], { type: "text/csv" }));
-      link.download = name;
-      document.body.appendChild(link);
-      link.click();
-      link.remove();
-      root.setTimeout(() => URL.revokeObjectURL(link.href), 0);
+      D.saveText(name, body);
     }
 
     /**

@@ -240,27 +240,35 @@
       }
     }
 
-    /** app.views.histogram's show: bars, curve, ranges, title and curve label, in place. */
+    /** app.views.histogram's show, into the histogram `which` of this page's models. */
     drawHistogram(which, frame, title, curveLabel) {
-      const m = this.models;
-      const figure = m[`${which}_histogram`];
-      const bars = m[`${which}_bars`];
-      const curve = m[`${which}_curve`];
-      const curveItem = m[`${which}_curve_item`];
-      // A new label object re-lays the legend out even when its text is the same. First,
-      // while the page's layout is still clean: the legend measures itself at once, which
-      // after the changes below would make the browser lay the page out there and then.
-      if (curveItem.label?.value !== curveLabel) {
-        curveItem.label = { value: curveLabel };
-      }
-      bars.data = { left: frame.left, right: frame.right, top: frame.density };
-      curve.data = { x: frame.curveX, y: frame.curveY };
-      figure.x_range.setv({ start: frame.left[0], end: frame.right[frame.right.length - 1] });
-      const top = Math.max(Math.max(...frame.density), Math.max(...frame.curveY));
-      figure.y_range.setv({ start: 0, end: this.config.histogram.headroom * top });
-      figure.title.text = title;
+      drawHistogram(this.models, which, frame, title, curveLabel, this.config.histogram.headroom);
     }
   }
 
-  return { FrameStore, FirstScreenFigures, afterFrame, ndarray };
+  /**
+   * app.views.histogram's show: bars, curve, ranges, title and curve label, in place, into
+   * the models `models` holds by the names `${which}_histogram`, `_bars`, `_curve` and
+   * `_curve_item`; the y range reaches `headroom` times the highest bar or curve point.
+   */
+  function drawHistogram(models, which, frame, title, curveLabel, headroom) {
+    const figure = models[`${which}_histogram`];
+    const bars = models[`${which}_bars`];
+    const curve = models[`${which}_curve`];
+    const curveItem = models[`${which}_curve_item`];
+    // A new label object re-lays the legend out even when its text is the same. First,
+    // while the page's layout is still clean: the legend measures itself at once, which
+    // after the changes below would make the browser lay the page out there and then.
+    if (curveItem.label?.value !== curveLabel) {
+      curveItem.label = { value: curveLabel };
+    }
+    bars.data = { left: frame.left, right: frame.right, top: frame.density };
+    curve.data = { x: frame.curveX, y: frame.curveY };
+    figure.x_range.setv({ start: frame.left[0], end: frame.right[frame.right.length - 1] });
+    const top = Math.max(Math.max(...frame.density), Math.max(...frame.curveY));
+    figure.y_range.setv({ start: 0, end: headroom * top });
+    figure.title.text = title;
+  }
+
+  return { FrameStore, FirstScreenFigures, afterFrame, ndarray, drawHistogram };
 });

@@ -157,6 +157,17 @@
     }
   }
 
+  /** Save `body` as the CSV file `name`, as a download link does. */
+  function saveText(name, body) {
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(new Blob([body], { type: "text/csv" }));
+    link.download = name;
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 0);
+  }
+
   /** The worked example's switch shows the unscaled steps instead of the scaled ones. */
   function listenToWorkedSwitch(scope) {
     const switchBox = scope.querySelector("#sdpa-worked-switch");
@@ -217,6 +228,7 @@
     RowDrawing,
     OutputDrawing,
     TrainingDrawing,
+    saveText,
     listenToWorkedSwitch,
     listenToQuiz,
   };

@@ -32,8 +32,3 @@ PAGE_HEADINGS_THEME: dict[str, Any] = {
     }
 }
 """For the served page (panel-material-ui's Page) and everything in it."""
-
-
-def progress_theme(label: str) -> dict[str, Any]:
-    """For a progress bar (LinearProgress): its accessible name is ``label``."""
-    return {"components": {"MuiLinearProgress": {"defaultProps": {"aria-label": label}}}}

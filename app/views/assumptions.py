@@ -1,22 +1,23 @@
-"""The lesson's "When the assumptions break" section: other variances, correlated q and k,
-QK-norm, the softmax's precision and max subtraction, and the data out."""
+"""The lesson's "When the assumptions break" section, what both pages show of it: its words,
+its groups of controls, its readouts (other variances, correlated q and k, QK-norm, the
+softmax's precision and max subtraction) and their templates.
+
+The served page draws it with app/views/drawn_assumptions.py, the offline page with
+app/export/assumptions.py.
+"""
 
 from __future__ import annotations
 
 import math
 
-import panel as pn
-
 import sdpa_core
-from app.controls import build_controls
 from app.controls_spec import ASSUMPTION_CONTROLS, CONTROL_BY_NAME
-from app.data_out import download_buttons
 from app.derived import expected_moments, law_of
-from app.flow import grid, side_by_side
-from app.model import HISTOGRAMS, WEIGHTS, SimulationModel
-from app.views.histogram import HistogramView, histogram_words
-from app.views.markup import ServerMarkup
-from app.views.readouts import MISSING, READOUT_CSS, READOUT_TEXTS, TILE_HTML, _number, _tile
+from app.model import HISTOGRAMS, SimulationModel
+from app.views.readouts import MISSING, READOUT_TEXTS, TILE_HTML, _number, _tile
+
+ASSUMPTIONS_TITLE = "When the assumptions break: variance, correlation, precision; CSV data"
+"""The section's button, on both pages."""
 
 HEADING = "### When the assumptions break"
 """The section's heading (Markdown), above :data:`LAW_TEXT`."""
@@ -148,60 +149,3 @@ def assumptions_html(model: SimulationModel, group: str | None = None) -> str:
     }
     shown = READOUT_GROUPS[group] if group is not None else tuple(tiles)
     return texts["section"].format(tiles="".join(_tile(key, *tiles[key]) for key in shown))
-
-
-class AssumptionsView:
-    """The section: the explanation in two parts, each followed by its controls (from the
-    spec) beside what they change (the law's: the scaled histogram and the law's readouts;
-    the softmax's: its overflow readouts), and the two "Download CSV" buttons."""
-
-    def __init__(self, model: SimulationModel) -> None:
-        self.widgets = build_controls(model.state, ASSUMPTION_CONTROLS)
-        self.histogram = HistogramView(
-            "assumptions_histogram", model.scaled_histogram, "q·k / √d_k"
-        )
-        """The scaled histogram again, beside the sliders that move it."""
-        self.histogram.show(model.scaled_histogram, *histogram_words(model)["scaled"])
-        self.readouts = {
-            group: ServerMarkup(
-                html=assumptions_html(model, group),
-                stylesheets=[READOUT_CSS, SECTION_CSS],
-                sizing_mode="stretch_width",
-                margin=(5, 10),
-            )
-            for group in READOUT_GROUPS
-        }
-        """The readout tiles of each group (:data:`READOUT_GROUPS`), by group."""
-        self.downloads = download_buttons(model)
-        law = pn.Column(
-            pn.pane.Bokeh(self.histogram.figure, sizing_mode="stretch_width"),
-            self.readouts["law"],
-            sizing_mode="stretch_width",
-        )
-        self.panel = pn.Column(
-            pn.pane.Markdown(f"{HEADING}\n\n{LAW_TEXT}", sizing_mode="stretch_width"),
-            side_by_side([self._controls(LAW_CONTROLS), law], basis=GROUP_BASIS, grow=[2, 3]),
-            pn.pane.Markdown(PRECISION_TEXT, sizing_mode="stretch_width"),
-            side_by_side(
-                [self._controls(PRECISION_CONTROLS), self.readouts["precision"]],
-                basis=GROUP_BASIS,
-                grow=[2, 3],
-            ),
-            grid(self.downloads, min_width=240, gap=8),
-            sizing_mode="stretch_width",
-            css_classes=["assumptions"],
-            name="assumptions",
-        )
-
-    def _controls(self, names: tuple[str, ...]) -> pn.Column:
-        """The widgets of ``names``, one under the other, beside what they change."""
-        return pn.Column(*(self.widgets[name] for name in names), sizing_mode="stretch_width")
-
-    def update(self, model: SimulationModel, parts: set[str]) -> None:
-        """Redraw the histogram when the histograms changed, and the readouts when the
-        weights or the histograms did."""
-        if HISTOGRAMS in parts:
-            self.histogram.show(model.scaled_histogram, *histogram_words(model)["scaled"])
-        if parts & {WEIGHTS, HISTOGRAMS}:
-            for group, readouts in self.readouts.items():
-                readouts.show(assumptions_html(model, group))

@@ -72,13 +72,41 @@ export function render({ model, el }) {
       if (!SdpaChannel.send(key, target, message)) model.send_msg(message);
     });
   }
-  /** What comes on the channel as values: the collapse curves' view, the training's. */
+  const assumptionsBox = box.querySelector(".sdpa-drawn-assumptions");
+  const assumptions = assumptionsBox
+    ? new ServedAssumptions(model, assumptionsBox, config.assumptions, config.dark_theme, (message) => {
+        const sent = { assumptions: message };
+        if (!SdpaChannel.send(key, target, sent)) model.send_msg(sent);
+      })
+    : null;
+  record.assumptions = assumptions?.record ?? null;
+  if (assumptions) {
+    // Without the channel, what the session sends the section comes as messages.
+    model.on("msg:custom", (message) => {
+      if (message && message.assumptions) assumptions.take(message.assumptions);
+    });
+  }
+  /** What comes on the channel as values: the collapse curves' view, the sections'. */
   let takeView = null;
   handlers.values = (values) => {
     if (values.view && takeView) takeView(values.view);
     if (values.training && training) training.take(values.training);
+    if (values.assumptions && assumptions) assumptions.take(values.assumptions);
+  };
+  /** Draws a frame's row comparison and output, once their figures are embedded. */
+  let drawRows = null;
+  const drawFrame = (sent = model.frame) => {
+    const frame = unpack(sent);
+    if (!frame || !frame.parts || frame.sequence <= record.sequence) return;
+    drawRows?.(frame);
+    assumptions?.drawFrame(frame);
+    record.frames += 1;
+    record.sequence = frame.sequence;
   };
   const listen = () => {
+    drawFrame();
+    model.on("frame", () => drawFrame());
+    handlers.frame = (sent) => afterPaint(() => drawFrame(sent));
     SdpaChannel.listen(key, target, handlers);
     model.on("remove", () => SdpaChannel.forget(key, target));
   };
@@ -116,23 +144,16 @@ export function render({ model, el }) {
       const rows = new LessonDrawing.RowDrawing(models, config.row);
       const outputs = new LessonDrawing.OutputDrawing(models, config.output.dim);
       const { row: rowPart, output: outputPart } = config.parts;
-      const drawFrame = (sent = model.frame) => {
-        const frame = unpack(sent);
-        if (!frame || !frame.parts || frame.sequence <= record.sequence) return;
+      drawRows = (frame) => {
         const { n, row } = frame.state;
         if (frame.parts.includes(rowPart)) rows.draw(frame.numbers[rowPart], n, row);
         if (frame.parts.includes(outputPart)) outputs.draw(frame.numbers[outputPart], n);
-        record.frames += 1;
-        record.sequence = frame.sequence;
       };
       globalThis[config.row_input_hook] ??= (input) => ROW_INPUTS.get(input)?.(input.value);
       ROW_INPUTS.set(models.row_input, (value) => {
         if (typeof value !== "number" || !Number.isFinite(value)) return;
         if (!SdpaChannel.send(key, target, { row_input: value })) model.send_msg({ row_input: value });
       });
-      drawFrame();
-      model.on("frame", () => drawFrame());
-      handlers.frame = (sent) => afterPaint(() => drawFrame(sent));
       model.on("remove", () => ROW_INPUTS.delete(models.row_input));
     }
     listen();
@@ -156,8 +177,9 @@ class ServedTraining {
     this.embedding = false;
     this.view = {};
     this.run = { step: [], loss: [], accuracy: [] };
-    /** What tests read: whether the figures are drawn, the views and runs drawn. */
-    this.record = { models: null, views: 0, runs: 0 };
+    /** What tests read: whether the session has spoken, the figures once embedded, the
+     * views and runs drawn. */
+    this.record = { ready: false, models: null, views: 0, runs: 0 };
     this.status = section.querySelector(".training-status");
     this.bar = section.querySelector("[role=progressbar]");
     this.buttons = Object.fromEntries(
@@ -182,6 +204,7 @@ class ServedTraining {
 
   /** Take what the session sent: `figures` (JSON), `view` (changed keys), `run` (steps from `from`). */
   take({ figures, view, run }) {
+    if (view && Object.keys(view).length) this.record.ready = true;
     if (figures) this.embed(figures);
     if (view && Object.keys(view).length) {
       Object.assign(this.view, view);
@@ -238,6 +261,114 @@ class ServedTraining {
     if (!this.drawing) return;
     this.drawing.drawRun(this.run);
     this.record.runs += 1;
+  }
+}
+
+/**
+ * The served assumptions section (app/views/drawn_assumptions.py's markup and config): its
+ * controls drawn by control_drawing.js (a move goes to the session), its histogram embedded
+ * once the session first speaks to it (when the section is opened) and drawn by figures.js
+ * from the lesson's frames, its readouts the session's HTML, and the CSV files the session
+ * writes when a download button asks, saved as the offline page saves its own.
+ */
+class ServedAssumptions {
+  constructor(model, section, config, theme, send) {
+    this.model = model;
+    this.section = section;
+    this.config = config;
+    this.theme = theme;
+    this.send = send;
+    this.models = null;
+    this.embedding = false;
+    /** The newest frame with the histograms' numbers, until the histogram is embedded. */
+    this.pending = null;
+    /** What tests read: whether the session has spoken (the controls then show its
+     * values), the histogram's models once embedded, what has been drawn. */
+    this.record = { ready: false, models: null, histograms: 0, readouts: 0, downloads: 0 };
+    /** The controls' boxes: hidden until the session sends their values. */
+    this.grids = [];
+    /** The controls drawn, by name. */
+    this.controls = {};
+    for (const [group, specs] of Object.entries(config.controls)) {
+      const grid = section.querySelector(`[data-controls="${group}"]`);
+      grid.hidden = true;
+      this.grids.push(grid);
+      for (const spec of specs) {
+        const drawn = SdpaControlDrawing.build(spec, (move) => send({ control: move }));
+        this.controls[spec.name] = drawn;
+        grid.append(drawn.element);
+      }
+    }
+    this.downloads = {};
+    for (const button of section.querySelectorAll("button[data-download]")) {
+      this.downloads[button.dataset.download] = button;
+      button.addEventListener("click", () => {
+        button.setAttribute("aria-busy", "true");
+        send({ download: button.dataset.download });
+      });
+    }
+  }
+
+  /** Take what the session sent: `controls` (values by name), `readouts` (HTML by group), `download`. */
+  take({ controls, readouts, download }) {
+    this.embed();
+    if (!this.record.ready) {
+      for (const grid of this.grids) grid.hidden = false;
+      this.record.ready = true;
+    }
+    for (const [name, value] of Object.entries(controls ?? {})) this.controls[name]?.show(value);
+    for (const [group, html] of Object.entries(readouts ?? {})) {
+      // Trusted markup the session builds from numbers (app.views.assumptions).
+      const box = this.section.querySelector(`[data-readouts="${group}"]`);
+      if (box) box.innerHTML = html;
+      this.record.readouts += 1;
+    }
+    if (download && typeof download.text === "string" && typeof download.name === "string") {
+      LessonDrawing.saveText(download.name, download.text);
+      this.downloads[download.which]?.removeAttribute("aria-busy");
+      this.record.downloads += 1;
+    }
+  }
+
+  /** Embed the histogram's figure (once). */
+  embed() {
+    if (this.embedding) return;
+    this.embedding = true;
+    const cell = this.section.querySelector(".sdpa-assumptions-cell");
+    const histogram = this.config.histogram;
+    globalThis.Bokeh.embed.embed_item(JSON.parse(histogram.item), cell).then((manager) => {
+      this.models = figureModels([manager], histogram.models);
+      followTheme([manager], this.theme, this.model);
+      this.record.models = this.models;
+      if (this.pending) this.drawHistogram(this.pending);
+    });
+  }
+
+  /** Draw the histogram of `frame` if it carries the histograms' numbers. */
+  drawFrame(frame) {
+    if (!frame.parts.includes(this.config.part)) return;
+    this.pending = frame;
+    if (this.models) this.drawHistogram(frame);
+  }
+
+  /** The scaled histogram again, with its words, as the first screen draws it. */
+  drawHistogram(frame) {
+    const texts = globalThis.SdpaText;
+    const histogram = this.config.histogram;
+    const { raw, scaled } = frame.numbers[this.config.part];
+    const state = frame.state;
+    const law = texts.lawOf(state);
+    const titles = texts.histogramTitles(histogram.texts, state.d_k, raw, scaled, law);
+    globalThis.SdpaFigures.drawHistogram(
+      this.models,
+      histogram.which,
+      scaled,
+      titles.scaled.title,
+      titles.scaled.curve,
+      histogram.headroom,
+    );
+    this.pending = null;
+    this.record.histograms += 1;
   }
 }
 

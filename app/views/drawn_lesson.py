@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 
 import panel as pn
 import param
-from panel.custom import Child, JSComponent
+from panel.custom import JSComponent
 
 from app.compat import CheckedPageChanges
 from app.controls_spec import OUTPUT, ROW, ROW_BOUNDS
@@ -47,32 +47,37 @@ from app.export.lesson import (
     worked_example_html,
     worked_section,
 )
-from app.model import SimulationModel
+from app.model import HISTOGRAMS, SimulationModel
 from app.query import query_spec
 from app.state import SimulationState
 from app.ticks import once_page_loaded
 from app.views.collapse import METRICS, CollapseView
 from app.views.disclosure import boxed_disclosure_css
+from app.views.drawn_assumptions import (
+    assumptions_config,
+    assumptions_markup,
+    section_stylesheet,
+)
+from app.views.drawn_controls import CONTROL_DRAWING
 from app.views.drawn_figures import ASSETS, DARK_FIGURE_THEME, component_module, embeddable_item
 from app.views.drawn_training import BUTTONS_CSS, training_markup
 from app.views.framed import FramedComponent, finite_number
 from app.views.lazy_section import LazySection, lazy_markup
 from app.views.training_grid import CSS as TRAINING_CSS
 
-SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "lesson_drawing.js")
+SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "lesson_drawing.js", "figures.js")
 """The drawing code the component runs, shared with the offline page (load order)."""
 
 Section = Literal["faq", "collapse", "why", "worked", "quiz"]
 """The sections a component can draw: the FAQ, the collapse curves, the row comparison
 beside the output ("why"), the worked example and the quiz."""
 
-LAZY_CHILDREN = ("assumptions",)
-"""The lazy sections built of Panel objects a lesson component can hold, each shown by its
-child parameter."""
-
-DRAWN_LAZY: dict[str, Callable[[], str]] = {"training": training_markup}
-"""The lazy sections the page draws, by name: what gives their markup (built once per
-process), which their box holds from the start."""
+LAZY_SECTIONS: dict[str, Callable[[], str]] = {
+    "training": training_markup,
+    "assumptions": assumptions_markup,
+}
+"""The lazy sections a lesson component can hold, by name: what gives their markup (built
+once per process), which their box holds from the start."""
 
 VIEW_CONTROLS = ("d_k", "scaled", "temperature")
 """The controls the collapse curves show (the marker's d_k and curve, the temperature's
@@ -210,31 +215,20 @@ def lesson_markup(sections: tuple[Section, ...], lazy: tuple[tuple[str, str, str
     its name and its title. Built once per process, not once per session."""
 
     def button_and_box(name: str, title: str) -> str:
-        body = DRAWN_LAZY[name]() if name in DRAWN_LAZY else ""
-        return lazy_markup(name, title, body)
+        return lazy_markup(name, title, LAZY_SECTIONS[name]())
 
     after = {name: [button_and_box(n, t) for key, n, t in lazy if key == name] for name in sections}
     last = [button_and_box(n, t) for key, n, t in lazy if key not in sections]
     return "".join(markup((name,)) + "".join(after[name]) for name in sections) + "".join(last)
 
 
-def _section_box() -> pn.Column:
-    """The column a lazy section's view is appended to when first opened.
-
-    Why a column on the page from the start: a Bokeh figure that arrives as the component's
-    own new child is never laid out (Panel renders a manual component's new children
-    without Bokeh's after-render pass: "Cannot read properties of undefined (reading
-    'top_panel')"), one appended to a column already drawn is. The zero-height spacer keeps
-    the column from being an empty layout, which Bokeh's document check warns of."""
-    return pn.Column(pn.Spacer(height=0, margin=0), sizing_mode="stretch_width", margin=0)
-
-
 class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
     """Lesson sections drawn in the browser by lesson_drawing.js, in the order given: the
     FAQ, the collapse curves, the row comparison with the output, the worked example, the
-    quiz; between them, the buttons of the sections built when first opened
-    (:class:`app.views.lazy_section.LazySection`: training, assumptions), whose views
-    become the children of the same name.
+    quiz; between them, the buttons of the sections opened apart
+    (:class:`app.views.lazy_section.LazySection`: training, assumptions), whose markup is
+    in their boxes from the start and whose session side is built when first opened; it
+    sends them what they draw (:meth:`show_training`, :meth:`show_assumptions`).
 
     Only ``opened`` flows from the page (the lazy sections open there, a list of their
     names): the worked example's switch and the quiz's answers stay on the page. The row
@@ -282,7 +276,6 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         doc="The student's training run as drawn: its steps from index ``from`` (0 here) "
         "with the smoothed loss and accuracy at each.",
     )
-    assumptions = Child(doc="The column that takes the assumptions section's view when opened.")
     channel_key = param.String(
         default="",
         doc="The key of the session's own websocket (app/channel.py), which frames and views "
@@ -294,13 +287,16 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         "takes its row box's messages from.",
     )
 
-    _esm = component_module((ASSETS / name for name in SCRIPTS), Path(__file__).with_suffix(".js"))
+    _esm = component_module(
+        [*(ASSETS / name for name in SCRIPTS), CONTROL_DRAWING], Path(__file__).with_suffix(".js")
+    )
     _stylesheets: ClassVar[list[str]] = [
         LESSON_FONT_CSS,
         lesson_css(),
         boxed_disclosure_css(),
         TRAINING_CSS,
         BUTTONS_CSS,
+        section_stylesheet(),
     ]
     # The page puts a lazy section's view in its box when it arrives (drawn_lesson.js): the
     # sections above are not torn down and drawn again (as app/views/first_screen.py).
@@ -317,28 +313,25 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         section ``lazy`` gives it (after them all for one not drawn here)."""
         self.on_pick_row: Callable[[int], None] | None = None
         """Called with the query the row box asks for, within the state's bounds."""
+        self._model = model
         self._parts = NUMBER_PARTS if "why" in sections else frozenset()
         self._shows_view = "collapse" in sections
         lazy = dict(lazy or {})
-        known = (*LAZY_CHILDREN, *DRAWN_LAZY)
-        unknown = [section.name for section in lazy.values() if section.name not in known]
+        unknown = [section.name for section in lazy.values() if section.name not in LAZY_SECTIONS]
         if unknown:
             raise ValueError(f"no place on the page for the lazy sections {unknown}")
         self.lazy_sections = tuple(lazy.values())
         """The sections built when first opened, in page order."""
         placed = tuple((key, section.name, section.title) for key, section in lazy.items())
-        columns = {
-            section.name: _section_box()
-            for section in self.lazy_sections
-            if section.name in LAZY_CHILDREN
-        }
+        config = lesson_config(sections)
+        if any(section.name == "assumptions" for section in self.lazy_sections):
+            config = {**config, "assumptions": assumptions_config()}
         super().__init__(
             html=lesson_markup(sections, placed),
             figures=figure_items(sections),
-            config=lesson_config(sections),
+            config=config,
             view=view_of(model.state) if self._shows_view else {},
             frame=self.next_frame(model, self._parts) if self._parts else {},
-            **columns,
             **params,
         )
         if self.lazy_sections:
@@ -369,9 +362,23 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         for section in self.lazy_sections:
             if section.name in self.opened and section.view is None:
                 with pn.io.hold():
-                    view = section.build_once()
-                    if section.name in LAZY_CHILDREN:
-                        getattr(self, section.name).append(view.panel)
+                    section.build_once()
+                    if section.name == "assumptions":
+                        # Its histogram draws the numbers the lesson's frames carry from now.
+                        self._parts = self._parts | {HISTOGRAMS}
+                        self.send_frame(self._model, {HISTOGRAMS})
+
+    def show_assumptions(self, changes: dict[str, Any]) -> None:
+        """Send the page what changed in the assumptions section (``changes``:
+        app.views.drawn_assumptions.SendAssumptions): on the session's channel while the
+        page holds it, else as a message of the component (the section is open on a page
+        that has drawn the lesson: nothing needs to wait for a later view)."""
+        channel = self.channel
+        if channel is not None and channel.send_values(
+            {"assumptions": changes}, self.channel_target
+        ):
+            return
+        self._send_msg({"assumptions": changes})
 
     def show_training(self, changes: dict[str, Any], whole: dict[str, Any]) -> None:
         """Send the page what changed in the training section (``changes``:
@@ -399,9 +406,21 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
     def take_message(self, msg: Any) -> None:
         """Handle a message from the page (over Bokeh's websocket or the session's own):
         ``{"row_input": value}``, the row box's value; ``{"training": "train"}`` or
-        ``{"training": "stop"}``, a press on the training section's button."""
+        ``{"training": "stop"}``, a press on the training section's button;
+        ``{"assumptions": message}``, one for the assumptions section (a control's move, a
+        download asked for), once it is built."""
         if isinstance(msg, dict) and "training" in msg:
             self._press_training(msg["training"])
+            return
+        if isinstance(msg, dict) and "assumptions" in msg:
+            view = self._section_view("assumptions")
+            if view is None and "assumptions" in self.opened:
+                # Open on the page, its session side not built yet (built on the page's
+                # load): a move made meanwhile is not lost.
+                self._build_opened()
+                view = self._section_view("assumptions")
+            if view is not None:
+                view.take(msg["assumptions"])  # type: ignore[attr-defined]
             return
         # The page's message is untrusted: only a finite number picks a query, rounded and
         # kept within the state's bounds, as the file's box does.
@@ -413,11 +432,15 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
     def _press_training(self, button: object) -> None:
         # Untrusted: a press counts only for a built section and a button it has; the
         # session's own rules (one run at a time, none before the grid) decide the rest.
-        section = next((one for one in self.lazy_sections if one.name == "training"), None)
-        view = section.view if section is not None else None
+        view = self._section_view("training")
         if view is None or button not in ("train", "stop"):
             return
         if button == "train":
             view.train()  # type: ignore[attr-defined]
         else:
             view.stop()  # type: ignore[attr-defined]
+
+    def _section_view(self, name: str) -> object | None:
+        """The view of the lazy section ``name``, once built (None before, or without it)."""
+        section = next((one for one in self.lazy_sections if one.name == name), None)
+        return section.view if section is not None else None

@@ -6,8 +6,6 @@ import html
 from collections.abc import Callable
 from typing import Protocol
 
-import panel as pn
-
 from app.model import SimulationModel
 
 
@@ -16,12 +14,6 @@ class SectionView(Protocol):
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Bring the view up to date with the model parts that changed."""
-
-
-class PanelSectionView(SectionView, Protocol):
-    """A section's view built of Panel objects, put on the page when first opened."""
-
-    panel: pn.viewable.Viewable
 
 
 class LazySection:

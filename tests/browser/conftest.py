@@ -53,14 +53,12 @@ SECTION_OPEN_JS = """(name) => {
   const doc = Bokeh.documents[0];
   const lesson = [...doc.all_models].find((m) => m.data && Array.isArray(m.data.opened));
   if (!doc.is_idle || !lesson || !lesson.data.opened.includes(name)) return false;
-  // A section the page draws has its markup from the start; one built of Panel objects
-  // has a column that holds a spacer, then the section's view once built.
-  const views = lesson.data[name]?.children;
-  if (views === undefined) return true;
-  return views.length > 1 && views.every((view) => Bokeh.index.find_one(view) != null);
+  // The section's markup is on the page from the start: it is ready once its session
+  // has sent it its state.
+  return window.SdpaDrawnLessons.some((record) => record[name] && record[name].ready);
 }"""
-"""True once the lazy lesson section ``name`` is open, its view is drawn on the page and
-the session is idle."""
+"""True once the lazy lesson section ``name`` is open, its session has sent the page its
+state and the session is idle."""
 
 HEATMAP_JS = """(column) => {
   const {figure, shown, data, column: drawn, title} = sdpaHeatmap();

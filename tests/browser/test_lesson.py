@@ -263,9 +263,11 @@ def test_the_quiz_labels_are_whole(app_page: AppPage) -> None:
 LAZY_BOX_JS = """(name) => {
   const lesson = [...Bokeh.documents[0].all_models].find(
     (m) => m.data && Array.isArray(m.data.opened));
-  return {opened: [...lesson.data.opened], views: lesson.data[name].children.length};
+  const record = window.SdpaDrawnLessons.find((one) => one[name])[name];
+  return {opened: [...lesson.data.opened], readouts: record.readouts};
 }"""
-"""The lesson's open sections and how many views the column of section ``name`` holds."""
+"""The lesson's open sections and how many readouts section ``name``'s session has sent
+(once per group when it is built)."""
 
 OPEN_COUNT_JS = """(count) => Bokeh.documents[0].is_idle && [...Bokeh.documents[0].all_models]
   .some((m) => m.data && Array.isArray(m.data.opened) && m.data.opened.length === count)"""
@@ -283,7 +285,7 @@ def test_a_lazy_section_closes_and_opens_again_on_the_page_without_a_second_buil
     box = app_page.page.locator(f"#{button.get_attribute('aria-controls')}")
     expect(box).to_be_visible()
     built = app_page.page.evaluate(LAZY_BOX_JS, "assumptions")
-    assert built == {"opened": ["assumptions"], "views": 2}, "a spacer, then the view"
+    assert built == {"opened": ["assumptions"], "readouts": 2}, "each group's, once"
 
     button.focus()
     button.press("Enter")

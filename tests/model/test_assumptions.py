@@ -3,18 +3,15 @@ max subtraction, from the spec to the state, the URL, the model, the views and t
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import csv
 import io
 import json
 import math
+import time
 
 import numpy as np
 import param
 import pytest
-from bokeh.document import Document
-from panel.io.state import set_curdoc
 
 import sdpa_core
 from app import derived
@@ -54,7 +51,7 @@ from app.presets import PRESETS
 from app.query import PARAMETER_NAMES, parse_query
 from app.session import Session
 from app.state import SimulationState
-from app.views.assumptions import AssumptionsView
+from app.views.drawn_assumptions import AssumptionsSession
 from app.views.heatmap import MASK_COLOUR, OVERFLOW_COLOUR, OVERFLOW_LABEL
 from app.views.histogram import DotProductHistograms
 from app.views.readouts import readouts_html
@@ -68,7 +65,7 @@ OVERFLOW_QUERY = {
 """The scale off at d_k = 1024, the softmax in float16 without the max subtraction."""
 
 
-def assumptions_view(session: Session) -> AssumptionsView:
+def assumptions_view(session: Session) -> AssumptionsSession:
     """The lesson's assumptions section of ``session``, opened as a student opens it."""
     lesson = session.lesson
     lesson.open(lesson.assumptions)
@@ -357,7 +354,7 @@ def test_float16_without_max_subtraction_overflows_and_with_it_stays_finite() ->
     np.testing.assert_array_equal(nan_rows, raw.max(axis=1) > threshold)
     html = readouts_html(session.model)
     assert f">{weights.non_finite:,}<" in html and "float16, no max subtraction" in html
-    section = assumptions_view(session).readouts["precision"].html
+    section = assumptions_view(session).readouts["precision"]
     assert f">{weights.non_finite:,}<" in section and "exp overflows above 11.1" in section
     # The heatmap: the frame marks the overflowed cells (1, NaN elsewhere) for the page's
     # overflow layer, which the figures carry in its own colour with a legend entry.
@@ -382,7 +379,7 @@ def test_float16_without_max_subtraction_overflows_and_with_it_stays_finite() ->
     sent = session.figures.frame["numbers"][WEIGHTS]
     assert sent["overflowImage"] is None, "nothing overflows: the page hides the layer"
     assert sent["report"]["nonFinite"] == 0 and sent["stable"] is True
-    assert ">0<" in assumptions_view(session).readouts["precision"].html
+    assert ">0<" in assumptions_view(session).readouts["precision"]
 
 
 def test_no_overflow_image_is_sent_while_nothing_overflows() -> None:
@@ -491,36 +488,112 @@ def test_file_names_carry_the_state() -> None:
     assert histogram_filename(model) == "sdpa_d_k-1024_seed-3_rho--0.5_histogram.csv"
 
 
-def pressed(button: object) -> str:
-    """What ``button``'s callback writes when pressed, run on a loop of its own thread (the
-    test process may already run Playwright's loop; the browser tests press it for real)."""
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, button.callback()).result().getvalue()
+class SentToPage:
+    """What an assumptions section sends its page, by kind, in order."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict] = []
+
+    def __call__(self, changes: dict) -> None:
+        self.sent.append(changes)
+
+    def of(self, kind: str) -> list:
+        return [changes[kind] for changes in self.sent if kind in changes]
 
 
-def test_the_download_buttons_send_the_csv_of_the_state_at_the_click() -> None:
-    session = Session({"n": "6"})
-    session.add_lesson()
-    matrix, histogram = assumptions_view(session).downloads
-    session.state.set_controls(d_k=16, precision="bfloat16")
-    session.update_plots()
-    assert pressed(matrix) == matrix_csv(session.model)
-    assert matrix.filename == "sdpa_d_k-16_T-1_n-6_scaled_precision-bfloat16.csv"
-    assert pressed(histogram) == histogram_csv(session.model)
-    assert histogram.filename == "sdpa_d_k-16_histogram.csv"
+def test_a_download_press_sends_the_csv_of_the_state_at_the_press() -> None:
+    model = model_for(n=6)
+    page = SentToPage()
+    section = AssumptionsSession(model, page)
+    model.state.set_controls(d_k=16, precision="bfloat16")
+    model.refresh({"d_k", "precision"})
+    section.take({"download": "matrix"})
+    section.take({"download": "histogram"})
+    matrix, histogram = page.of("download")
+    assert matrix == {
+        "which": "matrix",
+        "name": "sdpa_d_k-16_T-1_n-6_scaled_precision-bfloat16.csv",
+        "text": matrix_csv(model),
+    }
+    assert histogram == {
+        "which": "histogram",
+        "name": "sdpa_d_k-16_histogram.csv",
+        "text": histogram_csv(model),
+    }
+    assert section.downloads == 2
 
 
-def test_the_download_buttons_take_only_a_click_count_from_a_page() -> None:
-    session = Session()
-    session.add_lesson()
-    button = assumptions_view(session).downloads[0]
-    assert button.accepts_from_page("clicks", 3)
-    for value in (-1, 2.5, "3", None, True):
-        assert not button.accepts_from_page("clicks", value)
-    # The file's name and data only flow to the page: a page's change to them is refused.
-    document = Document()
-    model = button.get_root(document)
-    name = button.filename
-    with set_curdoc(document):
-        model.filename = "../../etc/passwd"
-    assert button.filename == name
+def test_the_file_is_written_from_the_numbers_of_the_press_in_a_thread() -> None:
+    """Served, the text is written in a thread and posted back: a move made meanwhile does
+    not change the file the press asked for."""
+    model = model_for(n=6)
+    page = SentToPage()
+    posted: list = []
+    section = AssumptionsSession(model, page, post=posted.append, in_thread=True)
+    before = matrix_csv(model)
+    future = section.download("matrix")
+    assert future is not None
+    future.result(timeout=30)
+    model.state.set_controls(d_k=16)
+    model.refresh({"d_k"})
+    deadline = time.monotonic() + 10
+    while not posted and time.monotonic() < deadline:
+        time.sleep(0.01)
+    posted.pop()()
+    assert page.of("download")[0]["text"] == before != matrix_csv(model)
+
+
+def test_the_section_takes_only_its_moves_and_files_from_a_page(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = model_for()
+    page = SentToPage()
+    section = AssumptionsSession(model, page)
+    first = page.sent[0]
+    assert set(first["controls"]) == {
+        "sigma_q",
+        "sigma_k",
+        "rho",
+        "qk_norm",
+        "precision",
+        "subtract_max",
+    }
+    assert set(first["readouts"]) == {"law", "precision"}
+    hostile = [
+        {"download": "../../etc/passwd"},
+        {"download": ["matrix"]},
+        {"download": "matrix", "extra": 1},
+        {"control": {"name": "d_k", "index": 3}},  # not one of the section's controls
+        {"control": {"name": "precision", "value": "float8"}},
+        {"control": {"name": "qk_norm", "value": "yes"}},
+        {"control": {"name": "sigma_q", "index": 10**9}},
+        "matrix",
+        None,
+        [],
+    ]
+    for message in hostile:
+        section.take(message)
+    assert page.of("download") == [] and section.downloads == 0
+    assert model.state.precision == "float64" and model.state.qk_norm is False
+    assert model.state.sigma_q == 1 and model.state.d_k == 64
+    assert "refused" in caplog.text
+    section.take({"control": {"name": "precision", "value": "float16"}})
+    assert model.state.precision == "float16"
+    # The page shows the press already: nothing is sent back for it.
+    assert page.of("controls")[-1] != {"precision": {"value": "float16"}}
+
+
+def test_the_readouts_are_sent_when_their_numbers_move() -> None:
+    model = model_for()
+    page = SentToPage()
+    section = AssumptionsSession(model, page)
+    sent = len(page.sent)
+    section.update(model, {"row"})
+    assert len(page.sent) == sent, "nothing of the section moved"
+    model.state.set_controls(precision="float16", d_k=1024, scaled=False, subtract_max=False)
+    section.update(model, model.refresh({"precision", "d_k", "scaled", "subtract_max"}))
+    readouts = page.of("readouts")[-1]
+    assert "exp overflows above 11.1" in readouts["precision"]
+    assert readouts == {
+        group: html for group, html in section.readouts.items() if group in readouts
+    }

@@ -36,12 +36,19 @@ from app.controls import (
     Toggle,
     WholeNumberInput,
 )
-from app.controls_spec import D_K_GRID, N_GRID, TEMPERATURE_GRID
+from app.controls_spec import (
+    D_K_GRID,
+    N_GRID,
+    PRECISION_CHOICES,
+    RHO_GRID,
+    SIGMA_GRID,
+    TEMPERATURE_GRID,
+)
 from app.location import SafeLocation, location_params
 from app.presets import preset_options
 from app.session import Session
 from app.state import SimulationState
-from app.views.drawn_lesson import LAZY_CHILDREN
+from app.views.drawn_lesson import LAZY_SECTIONS
 from app.views.readouts import readouts_html
 
 PAGE = object()
@@ -383,7 +390,7 @@ def lesson_model(page: Page) -> Model:
 
 @pytest.mark.parametrize(
     ("family", "value"),
-    list(hostile_name_lists(LAZY_CHILDREN)),
+    list(hostile_name_lists(tuple(LAZY_SECTIONS))),
     ids=lambda case: case if isinstance(case, str) and len(case) < 30 else None,
 )
 def test_the_lessons_open_sections_take_only_its_section_names(family: str, value: object) -> None:
@@ -410,9 +417,9 @@ def test_the_lesson_builds_the_sections_a_page_opens() -> None:
         page.settle()
     assert lesson.drawn.opened == ["assumptions", "training"]
     assert lesson.training.view is not None and lesson.assumptions.view is not None
-    assert lesson.drawn.assumptions.objects[1:] == [lesson.assumptions.view.panel]
-    # The training section is drawn on the page: its session sends its state.
+    # Both are drawn on the page: their sessions send them their state.
     assert lesson.drawn.training_view["status"]
+    assert set(lesson.assumptions.view.binding.values) >= {"sigma_q", "precision"}
     page.app.state.d_k = 128
     page.settle()
     assert_nothing_shows_nan(page)
@@ -613,3 +620,85 @@ def _no_widget_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
         yield
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == [], [r.getMessage()[:200] for r in errors]
+
+
+ASSUMPTION_SLIDERS = {
+    "sigma_q": SIGMA_GRID,
+    "sigma_k": SIGMA_GRID,
+    "rho": RHO_GRID,
+}
+
+
+def lesson_move(page: Page, message: object) -> None:
+    """Send the lesson's assumptions section ``message`` (a control's move) as the page's
+    ``model.send_msg`` does."""
+    with set_curdoc(page.document):
+        page.app.lesson.drawn._handle_msg({"assumptions": {"control": message}})
+        page.settle()
+
+
+def lesson_drawn(page: Page, name: str) -> dict:
+    """What the session has the page draw for the section's control ``name``."""
+    return page.app.lesson.assumptions.view.binding.values[name]
+
+
+@pytest.mark.parametrize("name", list(ASSUMPTION_SLIDERS))
+def test_the_lessons_sliders_take_only_an_index_of_one_of_their_positions(name: str) -> None:
+    """The assumptions section's controls are drawn in the lesson: a hostile index changes
+    nothing and puts the slider back; every real position moves the state."""
+    grid = ASSUMPTION_SLIDERS[name]
+    page = Page()
+    page.app.lesson.open(page.app.lesson.assumptions)
+    before = getattr(page.app.state, name)
+    position = grid.index(before)
+    for value in [*huge_ints(len(grid)), *SPECIAL, *NOT_NUMBERS]:
+        if type(value) is int and 0 <= value < len(grid):
+            continue
+        lesson_move(page, {"name": name, "index": value})
+        assert getattr(page.app.state, name) == before, f"{value!r} changed {name}"
+        # Refused: the page is sent where the state is, to put the slider back.
+        assert lesson_drawn(page, name)["index"] == position, value
+    for message in [None, [], "sigma_q", {"name": name}, {"index": 0}, {"name": 3, "index": 0}]:
+        lesson_move(page, message)
+        assert getattr(page.app.state, name) == before, message
+    assert_nothing_shows_nan(page)
+    for index in (0, len(grid) - 1, position):
+        lesson_move(page, {"name": name, "index": index})
+        assert getattr(page.app.state, name) == grid[index]
+        assert lesson_drawn(page, name)["index"] == index
+
+
+@pytest.mark.parametrize(
+    ("name", "valid"),
+    [
+        ("precision", tuple(PRECISION_CHOICES)),
+        ("qk_norm", (True, False)),
+        ("subtract_max", (True, False)),
+    ],
+)
+def test_the_lessons_choices_take_only_their_values(name: str, valid: tuple) -> None:
+    page = Page()
+    page.app.lesson.open(page.app.lesson.assumptions)
+    before = getattr(page.app.state, name)
+    hostile = [*huge_ints(2), *SPECIAL, *NOT_NUMBERS, "FLOAT16", "float8", "float16 ", [True]]
+    for value in hostile:
+        if any(value is one or (type(value) is type(one) and value == one) for one in valid):
+            continue
+        lesson_move(page, {"name": name, "value": value})
+        assert getattr(page.app.state, name) == before, f"{value!r} changed {name}"
+    for value in valid:
+        lesson_move(page, {"name": name, "value": value})
+        assert getattr(page.app.state, name) == value
+        assert lesson_drawn(page, name) == {"value": value}
+
+
+def test_the_lessons_sections_take_no_message_before_they_are_opened() -> None:
+    page = Page()
+    lesson = page.app.lesson
+    lesson_move(page, {"name": "sigma_q", "index": 0})
+    with set_curdoc(page.document):
+        lesson.drawn._handle_msg({"training": "train"})
+        lesson.drawn._handle_msg({"assumptions": {"download": "matrix"}})
+        page.settle()
+    assert page.app.state.sigma_q == 1
+    assert lesson.assumptions.view is None and lesson.training.view is None
