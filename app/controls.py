@@ -1,27 +1,21 @@
-"""The served widgets of the controls, built from app/controls_spec.py and bound to the state.
+"""Panel widgets bound to the state, and the names of the page's widgets.
 
-Material UI widgets (panel-material-ui) are used because they expose their label as the
-accessible name of the slider, switch or button.
+The served page draws its controls in the browser (app/views/drawn_controls.py); the Panel
+binding and whole-number box here serve the views the offline page's figures are built
+from (app/views/row_compare.py). :func:`widget_names` lists every widget the page offers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from functools import partial
+from collections.abc import Callable
 
 import panel as pn
 import panel_material_ui as pmui
 
 from app.compat import CheckedPageChanges, respond_at_once
 from app.controls_spec import (
-    CONTROL_BY_NAME,
     CONTROLS,
-    NO_PRESET_LABEL,
-    PRESET_LABEL,
-    Control,
-    nearest_on_grid,
 )
-from app.presets import preset_options
 from app.state import SimulationState
 from app.views.aria import STEPPER_THEME
 
@@ -67,24 +61,6 @@ class ControlBinding:
             pn.state.execute(self.show, schedule=True)
 
 
-class GridSlider(CheckedPageChanges, pmui.DiscreteSlider):
-    """A slider over a fixed grid of values whose position is followed as it moves.
-
-    The page reports each move twice, as ``value`` and, for the released position,
-    ``value_throttled``. Only ``value`` is followed (and bound to the state), so the second
-    report stays in the page, where handling it would cost the server work on every key
-    press for nothing.
-    A position is an index into the grid: anything else (-1, past the end, a fraction, a
-    string) is refused rather than mapped, where -1 would have been the last option.
-    """
-
-    page_properties = ("value",)
-
-    def accepts_from_page(self, name: str, value: object) -> bool:
-        """Only a whole-number index of one of the slider's positions."""
-        return type(value) is int and 0 <= value < len(self.options)
-
-
 class WholeNumberInput(CheckedPageChanges, pmui.IntInput):
     """Material UI's whole-number box.
 
@@ -103,121 +79,9 @@ class WholeNumberInput(CheckedPageChanges, pmui.IntInput):
         super().__init__(**params)
 
 
-class Toggle(CheckedPageChanges, pmui.Switch):
-    """Material UI's switch, following only its value from the page (Bokeh lets only
-    booleans through)."""
-
-
-class _ChoiceOfLabels(CheckedPageChanges):
-    """A choice widget's page sends the label of the option chosen: only a label it lists
-    is taken. Panel would map an empty one to the first option, silently."""
-
-    def accepts_from_page(self, name: str, value: object) -> bool:
-        """Only one of the widget's option labels."""
-        return isinstance(value, str) and value in self.labels  # type: ignore[attr-defined]
-
-
-class ChoiceSelect(_ChoiceOfLabels, pmui.Select):
-    """Material UI's select, following only its value (an option's label) from the page."""
-
-
-class ChoiceButtons(_ChoiceOfLabels, pmui.RadioButtonGroup):
-    """Material UI's radio button group, following only its value (an option's label)
-    from the page."""
-
-
-class PageButton(CheckedPageChanges, pmui.Button):
-    """Material UI's button, following no property from the page: a press reaches the
-    server as a click event, and ``clicks`` or ``value`` sent as properties (-1, text)
-    would only have raised in param's validation."""
-
-    page_properties = ()
-
-
-def control_widget(control: Control) -> pn.widgets.Widget:
-    """The served widget of ``control``, as its spec entry describes it."""
-    if control.widget == "slider":
-        formatter = "%g" if control.kind == "number" else "%d"
-        # The label shows the value; Material's value tooltip would cover it while the
-        # slider moves.
-        return GridSlider(
-            label=control.label,
-            options=list(control.grid),
-            formatter=formatter,
-            tooltips=False,
-            sizing_mode="stretch_width",
-        )
-    if control.widget == "switch":
-        return Toggle(label=control.label)
-    if control.widget == "buttons":
-        return ChoiceButtons(
-            label=control.label, options=list(control.choices), sizing_mode="stretch_width"
-        )
-    if control.widget == "whole_number":
-        return WholeNumberInput(
-            label=control.label,
-            start=control.bounds[0],
-            end=control.bounds[1],
-            sizing_mode="stretch_width",
-        )
-    raise ValueError(f"control {control.name!r} has no widget of its own")
-
-
-def exact_input(control: Control) -> WholeNumberInput:
-    """The box under ``control``'s slider that takes any whole value within its bounds."""
-    return WholeNumberInput(
-        label=control.exact_label,
-        format="0",
-        start=control.bounds[0],
-        end=control.bounds[1],
-        sizing_mode="stretch_width",
-        description=control.help or None,
-    )
-
-
-CHOSEN_LABEL_WRAPS_CSS = """
-.MuiInputBase-root .MuiSelect-select.MuiInputBase-input {
-  white-space: normal;
-  overflow-wrap: anywhere;
-  text-overflow: clip;
-}
-"""
-"""The chosen option's label wraps onto a second line in a narrow column instead of ending
-in an ellipsis (Material's select keeps it on one line): the preset scenes' labels run to 41
-characters. Three classes outweigh Material's two-class rule."""
-
-PRESET_STYLES = {"grid-column": "1 / -1"}
-"""The preset selector takes a whole row of the controls' grid: its labels are the longest."""
-
-
-def preset_selector(state: SimulationState) -> ChoiceSelect:
-    """The preset scene selector, bound to ``state``: a choice applies the whole scene."""
-    preset = ChoiceSelect(
-        label=PRESET_LABEL,
-        options={NO_PRESET_LABEL: "", **preset_options()},
-        sizing_mode="stretch_width",
-        stylesheets=[CHOSEN_LABEL_WRAPS_CSS],
-        styles=PRESET_STYLES,
-    )
-    preset.value = state.preset
-    respond_at_once(preset)
-    state.param.watch(lambda event: setattr(preset, "value", event.new), "preset")
-    preset.param.watch(lambda event: state.choose_preset(event.new), "value")
-    return preset
-
-
-def resample_button(state: SimulationState) -> PageButton:
-    """The button that draws new Q and K (the next seed)."""
-    resample = PageButton(
-        label="Resample", icon="casino", variant="outlined", sizing_mode="stretch_width"
-    )
-    resample.on_click(lambda event: state.resample())
-    return resample
-
-
 def widget_names() -> tuple[str, ...]:
-    """Every widget :func:`build_controls` can build, top to bottom: the preset selector,
-    each control's widget (a slider's exact box as ``<name>_exact``) and ``resample``."""
+    """Every widget the served page offers, top to bottom: the preset selector, each
+    control's widget (a slider's exact box as ``<name>_exact``) and ``resample``."""
     names = ["preset"]
     for control in CONTROLS:
         if control.widget != "none":
@@ -225,30 +89,3 @@ def widget_names() -> tuple[str, ...]:
         if control.exact_label:
             names.append(f"{control.name}_exact")
     return (*names, "resample")
-
-
-def build_controls(
-    state: SimulationState, names: Iterable[str] | None = None
-) -> dict[str, pn.viewable.Viewable]:
-    """The widgets ``names`` (default: every one of :func:`widget_names`), bound to
-    ``state``, by name."""
-    widgets: dict[str, pn.viewable.Viewable] = {}
-    for name in widget_names() if names is None else names:
-        control = CONTROL_BY_NAME.get(name.removesuffix("_exact"))
-        if name == "preset":
-            widgets[name] = preset_selector(state)
-        elif name == "resample":
-            widgets[name] = resample_button(state)
-        elif control is None:
-            raise ValueError(f"no widget is called {name!r}; choose from {widget_names()}")
-        elif name.endswith("_exact"):
-            widgets[name] = exact_input(control)
-            ControlBinding(widgets[name], state, control.name)
-        else:
-            widgets[name] = control_widget(control)
-            if control.grid:
-                to_widget = partial(nearest_on_grid, grid=control.grid)
-                ControlBinding(widgets[name], state, control.name, to_widget)
-            else:
-                ControlBinding(widgets[name], state, control.name)
-    return widgets
