@@ -16,7 +16,7 @@ from app.share import SHARE_TEXTS, embed_snippet, page_address, share_link
 from app.ticks import once_page_loaded
 from app.views.alert_box import AlertBox
 from app.views.aria import PAGE_HEADINGS_THEME
-from app.views.drawn_controls import DrawnControls
+from app.views.drawn_controls import DrawnControls, whole_rows_first
 from app.views.first_screen import MORE_LABEL, FirstScreen
 from app.views.system_theme import THEME_CSS
 
@@ -78,12 +78,12 @@ class PageLayout:
         # A control a lesson section offers is left to that section; a link's own choice
         # of controls shows those alone, without "More controls".
         more_names = (
-            [
+            whole_rows_first(
                 name
                 for name in widget_names()
                 if name not in first_names
                 and not getattr(CONTROL_BY_NAME.get(name), "lesson_section", "")
-            ]
+            )
             if shown is None
             else []
         )

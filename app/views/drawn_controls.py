@@ -54,14 +54,16 @@ CONTROLS_MIN_WIDTH = 170
 
 CSS = f"""
 :host {{ width: 100%; }}
+.sdpa-controls, .sdpa-share {{
+  font-family: Roboto, "Helvetica Neue", Arial, sans-serif;
+  font-size: 15px;
+  color: var(--mui-palette-text-primary, rgba(0, 0, 0, 0.87));
+}}
 .sdpa-controls {{
   display: grid;
   align-content: start;
   grid-template-columns: repeat(auto-fill, minmax(min({CONTROLS_MIN_WIDTH}px, 100%), 1fr));
   gap: 4px 8px;
-  font-family: Roboto, "Helvetica Neue", Arial, sans-serif;
-  font-size: 15px;
-  color: var(--mui-palette-text-primary, rgba(0, 0, 0, 0.87));
 }}
 .sdpa-control {{
   min-width: 0; padding: 6px 4px 2px;
@@ -137,14 +139,14 @@ CSS = f"""
 /* A row of its own for a group of buttons: its choices side by side, not wrapped. */
 .sdpa-control-buttons {{ grid-column: 1 / -1; }}
 .sdpa-buttons-caption {{ line-height: 1.5; }}
-.sdpa-buttons {{ display: flex; flex-wrap: wrap; margin: 6px 0 4px; }}
+/* Separate buttons with a gap: in a narrow column a choice's buttons wrap onto a second
+   line (the heatmap view's three need ~340 px) and each keeps its whole outline. */
+.sdpa-buttons {{ display: flex; flex-wrap: wrap; gap: 4px; margin: 6px 0 4px; }}
 .sdpa-buttons button {{
   flex: 1 1 auto; font: inherit; font-size: 14px; padding: 5px 10px; cursor: pointer;
   color: var(--mui-palette-text-primary, rgba(0, 0, 0, 0.87)); background: transparent;
-  border: 1px solid color-mix(in srgb, currentColor 30%, transparent); margin-left: -1px;
+  border: 1px solid color-mix(in srgb, currentColor 30%, transparent); border-radius: 4px;
 }}
-.sdpa-buttons button:first-child {{ border-radius: 4px 0 0 4px; margin-left: 0; }}
-.sdpa-buttons button:last-child {{ border-radius: 0 4px 4px 0; }}
 .sdpa-buttons button[aria-pressed="true"] {{
   color: var(--sdpa-accent-text, #1565c0);
   background: color-mix(in srgb, var(--mui-palette-primary-main, #1976d2) 14%, transparent);
@@ -240,6 +242,18 @@ def drawable(name: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+WHOLE_ROW_WIDGETS = ("select", "buttons")
+"""The widget kinds that take a whole row of the controls' grid (their CSS says so too)."""
+
+
+def whole_rows_first(names: Iterable[str]) -> list[str]:
+    """``names`` with the widgets that take a whole row first, the others after them in
+    their order: those then pair up in a grid of two columns instead of leaving a hole
+    beside one that a whole-row widget pushed down."""
+    names = list(names)
+    return sorted(names, key=lambda name: widget_spec(name)["widget"] not in WHOLE_ROW_WIDGETS)
 
 
 def _state_name(name: str) -> str | None:

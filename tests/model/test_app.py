@@ -203,7 +203,7 @@ def test_more_controls_are_drawn_from_the_start_and_open_on_the_page_alone() -> 
     first = [spec["name"] for spec in drawn.controls]
     more = [spec["name"] for spec in drawn.more]
     assert first == ["d_k", "temperature", "n", "scaled"]
-    assert more == ["preset", "d_k_exact", "view", "causal", "seed", "resample"]
+    assert more == ["preset", "view", "d_k_exact", "causal", "seed", "resample"]
     assert drawn.shares and drawn.open_more_from == 800
     assert Session(embed=True).layout.drawn_controls.open_more_from == 0
     # A link's own controls come alone: no "More controls", nothing to share.
