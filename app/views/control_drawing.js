@@ -1,6 +1,7 @@
 /*
  * The served page's controls drawn in the browser (app/views/drawn_controls.py): a slider,
- * a switch, a choice of buttons, a select, a whole-number box or an action's button built
+ * a switch, a choice of buttons (the preset scenes too), a whole-number box or an action's
+ * button built
  * from a control's spec, named by its label. Shared
  * by the first screen's component (drawn_controls.js) and the lesson's (drawn_lesson.js):
  * each component's module carries this file, and the first to run defines it.
@@ -154,26 +155,6 @@ globalThis.SdpaControlDrawing ??= (() => {
     return box;
   }
 
-  /** A select (the preset scenes): each choice's words, the state's choice selected. */
-  function select(control, send) {
-    const field = document.createElement("select");
-    for (const [value, text] of control.choices) {
-      const option = document.createElement("option");
-      option.value = value;
-      option.textContent = text;
-      field.append(option);
-    }
-    field.addEventListener("change", () => send({ name: control.name, value: field.value }));
-    const box = labelled(control, field);
-    box.classList.add("sdpa-control-wide");
-    return {
-      element: box,
-      show({ value }) {
-        field.value = String(value);
-      },
-    };
-  }
-
   /**
    * A whole-number box (the exact d_k, the seed): a number input within the control's
    * bounds, sent when the student commits it (Enter, leaving the box, the arrow keys); a
@@ -227,7 +208,9 @@ globalThis.SdpaControlDrawing ??= (() => {
     return { element: box, show() {} };
   }
 
-  const BUILDERS = { slider, switch: toggle, buttons, select, number, action };
+  // The preset scenes are a choice of buttons too: all five in view, each label whole (a
+  // select cut the longest, 41 characters, in the controls' 280 px column).
+  const BUILDERS = { slider, switch: toggle, buttons, preset: buttons, number, action };
 
   /**
    * The control `control` (its spec) drawn: `{element, show(value)}`, `send` called with

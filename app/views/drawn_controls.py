@@ -106,9 +106,8 @@ CSS = f"""
 .sdpa-switch .track:has(input:focus-visible) {{
   outline: 2px solid var(--mui-palette-primary-main, #1976d2); outline-offset: 5px;
 }}
-.sdpa-control-wide {{ grid-column: 1 / -1; }}
 .sdpa-field label {{ display: block; line-height: 1.5; }}
-.sdpa-field select, .sdpa-field input, .sdpa-share textarea {{
+.sdpa-field input, .sdpa-share textarea {{
   box-sizing: border-box; width: 100%; margin: 4px 0 6px; padding: 7px 8px;
   font: inherit; font-size: 15px; color: inherit;
   background: var(--mui-palette-background-paper, transparent);
@@ -129,7 +128,7 @@ CSS = f"""
 .sdpa-share-buttons {{ display: flex; flex-wrap: wrap; gap: 8px; }}
 .sdpa-share label {{ display: block; line-height: 1.5; }}
 .sdpa-share textarea {{ resize: vertical; }}
-.sdpa-field select:focus-visible, .sdpa-field input:focus-visible,
+.sdpa-field input:focus-visible,
 .sdpa-share textarea:focus-visible, .sdpa-action button:focus-visible,
 .sdpa-share-buttons button:focus-visible,
 .sdpa-control input[type="range"]:focus-visible {{
@@ -188,7 +187,7 @@ def control_spec(control: Control) -> dict[str, object]:
 
 
 PRESET = "preset"
-"""The name of the preset scenes' select (a choice applies a whole scene)."""
+"""The name of the preset scenes' buttons (a choice applies a whole scene)."""
 
 RESAMPLE = "resample"
 """The name of the Resample button (the next seed)."""
@@ -203,7 +202,8 @@ EXACT_SUFFIX = "_exact"
 def widget_spec(name: str) -> dict[str, object]:
     """What the page needs to draw the widget called ``name`` (one of
     :func:`app.controls.widget_names`): a control's (:func:`control_spec`), the preset
-    select's choices, a slider's exact box's bounds and help, or the Resample button's words.
+    scenes' choices (drawn as buttons, each applying a whole scene), a slider's exact box's
+    bounds and help, or the Resample button's words.
 
     Raises:
         ValueError: if no widget is called ``name``.
@@ -213,7 +213,7 @@ def widget_spec(name: str) -> dict[str, object]:
         return {
             "name": name,
             "label": PRESET_LABEL,
-            "widget": "select",
+            "widget": "preset",
             "choices": [["", NO_PRESET_LABEL], *presets],
         }
     if name == RESAMPLE:
@@ -244,7 +244,7 @@ def drawable(name: str) -> bool:
     return True
 
 
-WHOLE_ROW_WIDGETS = ("select", "buttons")
+WHOLE_ROW_WIDGETS = ("preset", "buttons")
 """The widget kinds that take a whole row of the controls' grid (their CSS says so too)."""
 
 
@@ -274,7 +274,7 @@ class ControlBinding:
     state's values as the page draws them, and the page's moves checked into the state.
 
     A slider's position is an index into its grid: the page sends ``{"name", "index"}``; a
-    switch, buttons, the preset select or a whole-number box ``{"name", "value"}`` (a
+    switch, buttons, the preset scenes' buttons or a whole-number box ``{"name", "value"}`` (a
     boolean, a choice, a whole number); the Resample button ``{"name": "resample",
     "value": true}``. A slider left at the position nearest an exact value set elsewhere
     does not round that value away. Anything else is refused in one log line (naming
@@ -322,7 +322,7 @@ class ControlBinding:
                 control = CONTROL_BY_NAME[name]
                 position = control.grid.index(nearest_on_grid(value, control.grid))
                 values[name] = {"index": position, "text": _shown(control, value)}
-            elif kind in ("buttons", "select"):
+            elif kind in ("buttons", "preset"):
                 values[name] = {"value": str(value)}
             elif kind == "number":
                 values[name] = {"value": int(value)}
@@ -362,7 +362,7 @@ class ControlBinding:
         if state_name is None:
             self.state.resample()
             return
-        if kind == "select":
+        if kind == "preset":
             self._on_page[name] = {"value": wanted}
             if wanted == self.state.preset:
                 self._show()
@@ -408,7 +408,7 @@ class ControlBinding:
             return (name, value) if isinstance(value, bool) else None
         if kind == "action":
             return (name, True) if value is True else None
-        if kind in ("buttons", "select"):
+        if kind in ("buttons", "preset"):
             choices = {choice for choice, _ in spec["choices"]}  # type: ignore[attr-defined]
             return (name, value) if isinstance(value, str) and value in choices else None
         if kind == "number":
