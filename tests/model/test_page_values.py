@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from panel.io.state import set_curdoc
 
 from app import compat
-from app.controls import WholeNumberInput, widget_names
+from app.controls import widget_names
 from app.controls_spec import (
     D_K_GRID,
     N_GRID,
@@ -569,7 +569,6 @@ CHECKED_COMPONENTS = {
     DrawnControls: lambda: DrawnControls(SimulationState(), ["d_k"]),
     AlertBox: AlertBox,
     ServerMarkup: ServerMarkup,
-    WholeNumberInput: WholeNumberInput,
     SafeLocation: SafeLocation,
 }
 """Each class that checks a page's changes (app.compat.CheckedPageChanges), and how to
