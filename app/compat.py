@@ -313,50 +313,6 @@ def write_bookkeeping_present() -> bool:
     )
 
 
-# --- Widget changes from the page handled at once --------------------------------------------
-
-IMMEDIATE_CHANGES = ("value", "value_throttled")
-"""Widget properties whose changes from the page are handled on the next tick."""
-
-
-def respond_at_once(widget: Any) -> None:
-    """Handle ``widget``'s value changes from the page on the next tick, without raising
-    the process-wide busy flag.
-
-    Panel waits 50 ms (``Syncable._debounce``) before it handles a change from the page,
-    to batch bursts, unless the property is in ``_priority_changes``; and it flags the whole
-    process busy for each (``_busy__ignore`` lists the exceptions). The wait lands on every
-    slider move before the plots can change, more than the rest of a move's keydown →
-    painted time (docs/performance.md); bursts still fold while the server is busy
-    (app/ticks.py) and no page here shows the busy flag (:func:`detach_from_global_busy`).
-
-    Panel internals used, checked against Panel 1.9 and 1.10: the class attributes
-    ``Syncable._priority_changes`` and ``Syncable._busy__ignore`` (lists of property names),
-    read in ``Syncable._server_change`` and ``Syncable._process_events``. Upstream issue:
-    none found (holoviz/panel has no public setting for this wait).
-    ``tests/model/test_compat.py::test_respond_at_once_internals`` fails loudly when they
-    change.
-    """
-    widget._priority_changes = [*widget._priority_changes, *IMMEDIATE_CHANGES]
-    widget._busy__ignore = [*widget._busy__ignore, *IMMEDIATE_CHANGES]
-
-
-def immediate_change_internals_present() -> bool:
-    """Whether Panel still reads the two lists :func:`respond_at_once` extends where it
-    schedules and handles a change from the page."""
-    from panel.reactive import Syncable
-
-    schedule = inspect.getsource(Syncable._server_change)
-    process = inspect.getsource(Syncable._process_events)
-    return (
-        isinstance(getattr(Syncable, "_priority_changes", None), list)
-        and isinstance(getattr(Syncable, "_busy__ignore", None), list)
-        and "self._priority_changes" in schedule
-        and "self._debounce" in schedule
-        and "self._busy__ignore" in process
-    )
-
-
 # --- A page's busy flag, detached from the whole process -------------------------------------
 
 

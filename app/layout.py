@@ -9,16 +9,15 @@ import panel_material_ui as pmui
 import param
 
 from app.compat import detach_from_global_busy
-from app.controls import build_controls, widget_names
+from app.controls import widget_names
 from app.controls_spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS, TITLE
-from app.flow import grid
 from app.presets import PRESETS, Preset
-from app.share import build_share_controls
+from app.share import SHARE_TEXTS, embed_snippet, page_address, share_link
 from app.ticks import once_page_loaded
 from app.views.alert_box import AlertBox
 from app.views.aria import PAGE_HEADINGS_THEME
-from app.views.drawn_controls import DrawnControls, drawable
-from app.views.first_screen import FirstScreen
+from app.views.drawn_controls import DrawnControls, whole_rows_first
+from app.views.first_screen import MORE_LABEL, FirstScreen
 from app.views.system_theme import THEME_CSS
 
 if TYPE_CHECKING:  # the session builds its layout: no import cycle at run time
@@ -39,10 +38,8 @@ WIDE_PAGE_PX = 800
 """From this window width the full page opens "More controls" as it renders; narrower
 windows, and every embedded page, show the experiment first."""
 
-MORE_CONTROLS_MIN_WIDTH = 220
-"""The narrowest column of the "More controls" grid, in px: the heatmap view's three
-buttons need about 215 px (in 170 px columns they ran past a 400 px page's edge once the
-preset selector, which spans a whole row, moved them to the second column)."""
+MORE_TEXTS = {"more": MORE_LABEL, **SHARE_TEXTS}
+"""The words of the "More controls" button and of the share part under it."""
 
 SCENE_TITLE = "Preset scene"
 """What a preset scene is called: the offline page's scene box begins with it
@@ -67,8 +64,9 @@ class PageLayout:
 
     The first screen is the experiment: the controls a student moves most (or exactly those
     ``?controls=`` names) beside or above the heatmap and the raw histogram; the other
-    controls wait under "More controls", built when it first opens. One component draws
-    the frame around them (app/views/first_screen.py).
+    controls wait under "More controls", which the page opens and closes by itself. One
+    component draws the controls (app/views/drawn_controls.py), another the frame around
+    them (app/views/first_screen.py).
     """
 
     def __init__(self, session: Session) -> None:
@@ -77,19 +75,30 @@ class PageLayout:
         first_names = list(FIRST_SCREEN_CONTROLS if shown is None else shown)
         if "seed" in first_names:
             first_names.insert(first_names.index("seed") + 1, "resample")
-        # The sliders and switches are drawn in the browser; a link's own choice of
-        # controls keeps its order, so it is drawn only when all of them can be.
-        drawn = [name for name in first_names if drawable(name)]
-        if len(drawn) != len(first_names) and shown is not None:
-            drawn = []
+        # A control a lesson section offers is left to that section; a link's own choice
+        # of controls shows those alone, without "More controls".
+        more_names = (
+            whole_rows_first(
+                name
+                for name in widget_names()
+                if name not in first_names
+                and not getattr(CONTROL_BY_NAME.get(name), "lesson_section", "")
+            )
+            if shown is None
+            else []
+        )
         self.drawn_controls = DrawnControls(
-            session.state, drawn, margin=0, channel_key=session.channel_key
+            session.state,
+            first_names,
+            more=more_names,
+            share=self._share_text,
+            texts=MORE_TEXTS,
+            open_more_from=0 if session.embed else WIDE_PAGE_PX,
+            margin=0,
+            channel_key=session.channel_key,
         )
-        """The first screen's sliders and switches, drawn in the browser."""
-        self.widgets = build_controls(
-            session.state, [name for name in first_names if name not in drawn]
-        )
-        """Every Panel control widget built so far, by name (app.controls.widget_names)."""
+        """Every control of the page, drawn in the browser: the first screen's, then those
+        under "More controls" (opened and closed by the page alone) and the share part."""
         self.scene: AlertBox | None = None
         """The preset scene's alert, built when a preset first needs it."""
         # A link's notice is known now and never comes later: a page whose link was fine
@@ -107,20 +116,13 @@ class PageLayout:
             else None
         )
         """The alert that explains the link values fixed or ignored, when there are any."""
-        self.more: pn.Column | None = None
-        """The controls under "More controls", once it has been opened."""
         self.lesson: pn.viewable.Viewable | None = None
         """The lesson, once asked for: below the controls and the plots, the page's whole
         width."""
         self.first_screen = FirstScreen(
             title=TITLE,
-            open_more_from=0 if session.embed else WIDE_PAGE_PX,
             embed=session.embed,
-            has_more=shown is None,
-            controls=self.drawn_controls if drawn else None,
-            widgets=(
-                grid(list(self.widgets.values()), min_width=170, gap=4) if self.widgets else None
-            ),
+            controls=self.drawn_controls,
             figures=session.figures,
             notice=self.notice,
             sizing_mode="stretch_width",
@@ -128,7 +130,6 @@ class PageLayout:
         )
         """The frame of the first screen: the theme, the card, the buttons, the gate."""
         self.show_scene(PRESETS.get(session.state.preset))
-        self.first_screen.param.watch(self._show_more, "more_opened")
         if pn.state.curdoc is not None and THEME_CSS not in pn.config.raw_css:
             # This session's page only (Panel keeps raw_css per session).
             pn.config.raw_css.append(THEME_CSS)
@@ -206,42 +207,13 @@ class PageLayout:
         self.lesson = lesson
         self.first_screen.lesson = lesson
 
-    def open_more(self) -> None:
-        """Open "More controls", as a press on its button does (building them once)."""
-        if self.first_screen.has_more:
-            self.first_screen.more_opened = True
-
-    def _show_more(self, event: object) -> None:
-        once_page_loaded(self._show_more_now)
-
-    def _show_more_now(self) -> None:
-        opened = self.first_screen.has_more and self.first_screen.more_opened
-        if opened and self.more is None:
-            # A column around the grid: the grid's own display rule would override hiding.
-            self.more = pn.Column(self._more_controls(), sizing_mode="stretch_width", margin=0)
-            self.first_screen.more = self.more
-        elif self.more is not None:
-            self.more.visible = opened
-
-    def _more_controls(self) -> pn.Column:
-        """The controls not on the first screen, built now, top to bottom."""
+    def _share_text(self, kind: str) -> str:
+        """The text Copy link (``link``) or Copy embed code (``embed``) copies: the scene
+        now, on the page's address as the browser reached it."""
         session = self._session
-        # A control a lesson section offers is left to that section.
-        names = [
-            name
-            for name in widget_names()
-            if name not in self.widgets
-            and name not in self.drawn_controls.names
-            and not getattr(CONTROL_BY_NAME.get(name), "lesson_section", "")
-        ]
-        self.widgets.update(build_controls(session.state, names))
-        rest = [name for name in names if name not in ("seed", "resample")]
-        items = [self.widgets[name] for name in rest]
-        items.append(
-            pmui.Row(self.widgets["seed"], self.widgets["resample"], sizing_mode="stretch_width")
-        )
-        items.append(build_share_controls(session.state.query, session.location))
-        return grid(items, min_width=MORE_CONTROLS_MIN_WIDTH, gap=4)
+        address = page_address(session.location)
+        query = session.state.query()
+        return share_link(address, query) if kind == "link" else embed_snippet(address, query)
 
 
 def page_layout(session: Session) -> PageLayout:

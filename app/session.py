@@ -154,11 +154,6 @@ class Session:
         # A paced update waits for the last frame on either websocket.
         return session_writes_pending(doc) or (self.channel is not None and self.channel.writing)
 
-    @property
-    def widgets(self) -> dict[str, pn.viewable.Viewable]:
-        """The control widgets built so far, by name (more once "More controls" opens)."""
-        return self.layout.widgets
-
     def _on_gate(self, event: object) -> None:
         if self.layout.first_screen.lesson_opened:
             once_page_loaded(self.add_lesson)

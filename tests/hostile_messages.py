@@ -49,6 +49,17 @@ def hostile_messages(names: Sequence[str], fields: Sequence[str]) -> Iterator[tu
                 yield "bad value", {"name": name, field: value}
 
 
+def hostile_share_requests() -> Iterator[tuple[str, object]]:
+    """``(family, message)`` pairs for the share request (``{"share": "link" | "embed"}``)
+    that no page sends: an unknown kind, a wrong type, a near miss, extra fields alone."""
+    for value in BAD_VALUES:
+        yield "bad kind", {"share": value}
+    for kind in ("LINK", "link ", "embeds", "__class__", "<img src=x>", "x" * 100_000):
+        yield "unknown kind", {"share": kind}
+    yield "nested", {"share": {"share": "link"}}
+    yield "list of kinds", {"share": ["link", "embed"]}
+
+
 def hostile_name_lists(names: Sequence[str]) -> Iterator[tuple[str, object]]:
     """``(family, value)`` pairs for a property a page sets to a list of distinct names
     among ``names`` (the lesson's open sections): not a list, unknown or repeated names,

@@ -88,10 +88,9 @@ and sends each move as a message, ``{"name", "index"}``."""
 
 FIRST_SCREEN_TYPE = "FirstScreen"
 """Start of the type name of the first screen's data model (``FirstScreen1``; app/views/
-first_screen.py), when the page has one. It holds the "More controls" button (the page
-sets its ``more_opened``, and the server then builds those controls; ``has_more`` false:
-no button) and the lesson's gate (the page sets its ``lesson_opened``: the lesson is then
-built when the student reaches the gate, not on ``document_ready``)."""
+first_screen.py), when the page has one. It holds the lesson's gate (the page sets its
+``lesson_opened``: the lesson is then built when the student reaches the gate, not on
+``document_ready``); "More controls" opens on the page alone."""
 
 DOCUMENT_READY = {
     "kind": "MessageSent",
@@ -379,12 +378,6 @@ class ModelIndex:
         if the page has one. Found by type: ``lesson_opened`` is left out of the JSON while
         it is false."""
         return next(self.find(lambda record: record.type.startswith(FIRST_SCREEN_TYPE)), None)
-
-    def more_controls(self) -> ModelRecord | None:
-        """The data model holding the "More controls" button (whose ``more_opened`` the page
-        sets), if the page has one."""
-        screen = self.lesson_gate()
-        return screen if screen is not None and screen.attributes.get("has_more", True) else None
 
     def figures(self, ids: Iterable[str]) -> list[ModelRecord]:
         """The Bokeh figures among the models ``ids``, in that order."""
@@ -1070,21 +1063,6 @@ async def open_lesson(session: ProtocolSession) -> float:
                 ]
             )
     return await session.wait_lesson()
-
-
-async def open_more_controls(session: ProtocolSession, label: str = "seed") -> None:
-    """Press "More controls" as a student does, and wait until the widget ``label`` (one of
-    those controls) has arrived. Nothing to do on a page without the button."""
-    button = session.index.more_controls()
-    if button is None or button.attributes.get("more_opened"):
-        return
-    await session.send_events(
-        [{"kind": "ModelChanged", "model": {"id": button.id}, "attr": "more_opened", "new": True}]
-    )
-    await session.wait_for(
-        lambda: any(r.attributes.get("label") == label for r in session.index.models.values()),
-        "more controls",
-    )
 
 
 @dataclass

@@ -1,6 +1,8 @@
 /*
  * The served page's controls drawn in the browser (app/views/drawn_controls.py): a slider,
- * a switch or a choice of buttons built from a control's spec, named by its label. Shared
+ * a switch, a choice of buttons (the preset scenes too), a whole-number box or an action's
+ * button built
+ * from a control's spec, named by its label. Shared
  * by the first screen's component (drawn_controls.js) and the lesson's (drawn_lesson.js):
  * each component's module carries this file, and the first to run defines it.
  */
@@ -127,11 +129,93 @@ globalThis.SdpaControlDrawing ??= (() => {
     };
   }
 
-  const BUILDERS = { slider, switch: toggle, buttons };
+  /** A unique id for an element a label or a description points at. */
+  function uniqueId(control, part) {
+    return `sdpa-${part}-${control.name}-${Math.random().toString(36).slice(2, 8)}`;
+  }
+
+  /** A caption above a form field, naming it (`for`), and the field's help under it. */
+  function labelled(control, field) {
+    const box = document.createElement("div");
+    box.className = "sdpa-control sdpa-field";
+    field.id = uniqueId(control, "control");
+    field.dataset.control = control.name;
+    const label = document.createElement("label");
+    label.htmlFor = field.id;
+    label.textContent = control.label;
+    box.append(label, field);
+    if (control.help) {
+      const help = document.createElement("div");
+      help.className = "sdpa-help";
+      help.id = uniqueId(control, "help");
+      help.textContent = control.help;
+      field.setAttribute("aria-describedby", help.id);
+      box.append(help);
+    }
+    return box;
+  }
+
+  /**
+   * A whole-number box (the exact d_k, the seed): a number input within the control's
+   * bounds, sent when the student commits it (Enter, leaving the box, the arrow keys); a
+   * box left empty or holding what is not a whole number is put back by the session.
+   */
+  function number(control, send) {
+    const field = document.createElement("input");
+    field.type = "number";
+    field.min = String(control.min);
+    field.max = String(control.max);
+    field.step = "1";
+    field.inputMode = "numeric";
+    // What the session last showed or was last sent: Enter then leaving the box sends once.
+    let sent = null;
+    let stepping = false;
+    const commit = () => {
+      const value = field.value.trim() === "" ? null : Number(field.value);
+      if (value === sent) return;
+      sent = value;
+      send({ name: control.name, value });
+    };
+    field.addEventListener("change", commit);
+    field.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") commit();
+      // An arrow key steps the value (an input event follows): sent at once, as a slider's.
+      stepping = event.key === "ArrowUp" || event.key === "ArrowDown";
+    });
+    field.addEventListener("input", () => {
+      if (stepping) commit();
+      stepping = false;
+    });
+    return {
+      element: labelled(control, field),
+      show({ value }) {
+        sent = value;
+        field.value = String(value);
+      },
+    };
+  }
+
+  /** A button that asks the session for an action (Resample: the next seed). */
+  function action(control, send) {
+    const box = document.createElement("div");
+    box.className = "sdpa-control sdpa-action";
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = control.label;
+    button.dataset.control = control.name;
+    button.addEventListener("click", () => send({ name: control.name, value: true }));
+    box.append(button);
+    return { element: box, show() {} };
+  }
+
+  // The preset scenes are a choice of buttons too: all five in view, each label whole (a
+  // select cut the longest, 41 characters, in the controls' 280 px column).
+  const BUILDERS = { slider, switch: toggle, buttons, preset: buttons, number, action };
 
   /**
    * The control `control` (its spec) drawn: `{element, show(value)}`, `send` called with
-   * each move (`{name, index}` for a slider, `{name, value}` otherwise).
+   * each move (`{name, index}` for a slider, `{name, value}` otherwise: a boolean, a
+   * choice, a number or null for an emptied box, true for an action).
    */
   function build(control, send) {
     return BUILDERS[control.widget](control, send);

@@ -1,9 +1,6 @@
-"""A "More controls" button that opens a section in place, built only when first opened."""
+"""The look of a button that opens a section in place: "More controls", a lesson section's title."""
 
 from __future__ import annotations
-
-import param
-from panel.custom import JSComponent
 
 DISCLOSURE_CSS = """
 :host { box-sizing: border-box; padding: 2px 10px 4px; }
@@ -34,42 +31,3 @@ def boxed_disclosure_css() -> str:
     return DISCLOSURE_CSS.replace(":host", ".sdpa-disclosure").replace(
         "button", ".sdpa-disclosure > button"
     )
-
-
-class Disclosure(JSComponent):
-    """A button that opens and closes a section below it (``aria-expanded`` says which).
-
-    ``opened`` flows both ways: a press in the page toggles it, the server shows or hides
-    the section. With ``open_if_wider_than`` > 0 the page opens it by itself when its
-    window is at least that wide as it renders, so a wide page shows everything at once and
-    a narrow one (a course page's iframe, a phone) shows the experiment first. Give it
-    ``stylesheets=[DISCLOSURE_CSS]`` for its look.
-    """
-
-    opened = param.Boolean(default=False, doc="Whether the section below is open.")
-    label = param.String(default="More controls", doc="The button's text and accessible name.")
-    open_if_wider_than = param.Integer(
-        default=0,
-        bounds=(0, None),
-        doc="Window width in px from which the page opens the section as it renders (0: never).",
-    )
-
-    _esm = """
-export function render({ model }) {
-  const button = document.createElement('button')
-  button.type = 'button'
-  button.className = 'disclosure'
-  const show = () => {
-    button.textContent = `${model.label} ${model.opened ? '▴' : '▾'}`
-    button.setAttribute('aria-expanded', String(model.opened))
-  }
-  button.addEventListener('click', () => { model.opened = !model.opened })
-  model.on('opened', show)
-  show()
-  if (!model.opened && model.open_if_wider_than > 0 &&
-      window.innerWidth >= model.open_if_wider_than) {
-    model.opened = true
-  }
-  return button
-}
-"""

@@ -26,15 +26,22 @@ import param
 from panel.custom import JSComponent
 
 from app.compat import CheckedPageChanges
-from app.controls_spec import CONTROL_BY_NAME, Control, nearest_on_grid
+from app.controls_spec import (
+    CONTROL_BY_NAME,
+    NO_PRESET_LABEL,
+    PRESET_LABEL,
+    Control,
+    nearest_on_grid,
+)
+from app.presets import preset_options
 from app.state import SimulationState
+from app.views.disclosure import boxed_disclosure_css
 from app.views.framed import ChannelReceiver, channel_script
 
 log = logging.getLogger(__name__)
 
-DRAWN_WIDGETS = ("slider", "switch")
-"""The widget kinds the first screen's component draws; the others stay Panel widgets there
-for now (control_drawing.js draws buttons too: the lesson's assumptions section has them)."""
+SHARE_KINDS = ("link", "embed")
+"""What the share part copies: a link to the scene, or the iframe that embeds it."""
 
 CONTROL_DRAWING = Path(__file__).with_name("control_drawing.js")
 """The controls' drawing code both components carry."""
@@ -47,14 +54,16 @@ CONTROLS_MIN_WIDTH = 170
 
 CSS = f"""
 :host {{ width: 100%; }}
+.sdpa-controls, .sdpa-share {{
+  font-family: Roboto, "Helvetica Neue", Arial, sans-serif;
+  font-size: 15px;
+  color: var(--mui-palette-text-primary, rgba(0, 0, 0, 0.87));
+}}
 .sdpa-controls {{
   display: grid;
   align-content: start;
   grid-template-columns: repeat(auto-fill, minmax(min({CONTROLS_MIN_WIDTH}px, 100%), 1fr));
   gap: 4px 8px;
-  font-family: Roboto, "Helvetica Neue", Arial, sans-serif;
-  font-size: 15px;
-  color: var(--mui-palette-text-primary, rgba(0, 0, 0, 0.87));
 }}
 .sdpa-control {{
   min-width: 0; padding: 6px 4px 2px;
@@ -97,6 +106,31 @@ CSS = f"""
 .sdpa-switch .track:has(input:focus-visible) {{
   outline: 2px solid var(--mui-palette-primary-main, #1976d2); outline-offset: 5px;
 }}
+.sdpa-field label {{ display: block; line-height: 1.5; }}
+.sdpa-field input, .sdpa-share textarea {{
+  box-sizing: border-box; width: 100%; margin: 4px 0 6px; padding: 7px 8px;
+  font: inherit; font-size: 15px; color: inherit;
+  background: var(--mui-palette-background-paper, transparent);
+  border: 1px solid color-mix(in srgb, currentColor 38%, transparent); border-radius: 4px;
+}}
+.sdpa-help {{ font-size: 12px; line-height: 1.4; opacity: 0.8; }}
+.sdpa-action {{ justify-content: flex-end; }}
+.sdpa-action button, .sdpa-share-buttons button {{
+  font: inherit; font-size: 14px; font-weight: 500; padding: 6px 12px; margin: 4px 0 6px;
+  cursor: pointer; border-radius: 4px; background: transparent;
+  color: var(--sdpa-accent-text, #1565c0);
+  border: 1px solid var(--sdpa-accent-border, #90caf9);
+}}
+.sdpa-action button:hover, .sdpa-share-buttons button:hover {{
+  background: var(--sdpa-accent-hover, #e3f2fd);
+}}
+.sdpa-share {{ padding: 2px 4px 4px; }}
+.sdpa-share-buttons {{ display: flex; flex-wrap: wrap; gap: 8px; }}
+.sdpa-share label {{ display: block; line-height: 1.5; }}
+.sdpa-share textarea {{ resize: vertical; }}
+.sdpa-field input:focus-visible,
+.sdpa-share textarea:focus-visible, .sdpa-action button:focus-visible,
+.sdpa-share-buttons button:focus-visible,
 .sdpa-control input[type="range"]:focus-visible {{
   outline: 2px solid var(--mui-palette-primary-main, #1976d2);
   outline-offset: 2px;
@@ -104,14 +138,14 @@ CSS = f"""
 /* A row of its own for a group of buttons: its choices side by side, not wrapped. */
 .sdpa-control-buttons {{ grid-column: 1 / -1; }}
 .sdpa-buttons-caption {{ line-height: 1.5; }}
-.sdpa-buttons {{ display: flex; flex-wrap: wrap; margin: 6px 0 4px; }}
+/* Separate buttons with a gap: in a narrow column a choice's buttons wrap onto a second
+   line (the heatmap view's three need ~340 px) and each keeps its whole outline. */
+.sdpa-buttons {{ display: flex; flex-wrap: wrap; gap: 4px; margin: 6px 0 4px; }}
 .sdpa-buttons button {{
   flex: 1 1 auto; font: inherit; font-size: 14px; padding: 5px 10px; cursor: pointer;
   color: var(--mui-palette-text-primary, rgba(0, 0, 0, 0.87)); background: transparent;
-  border: 1px solid color-mix(in srgb, currentColor 30%, transparent); margin-left: -1px;
+  border: 1px solid color-mix(in srgb, currentColor 30%, transparent); border-radius: 4px;
 }}
-.sdpa-buttons button:first-child {{ border-radius: 4px 0 0 4px; margin-left: 0; }}
-.sdpa-buttons button:last-child {{ border-radius: 0 4px 4px 0; }}
 .sdpa-buttons button[aria-pressed="true"] {{
   color: var(--sdpa-accent-text, #1565c0);
   background: color-mix(in srgb, var(--mui-palette-primary-main, #1976d2) 14%, transparent);
@@ -136,23 +170,97 @@ def _shown(control: Control, value: object) -> str:
 
 def control_spec(control: Control) -> dict[str, object]:
     """What the page needs to draw ``control``: its name, label, widget kind, for a slider
-    the label of each of its positions, for buttons each choice and its words."""
+    the label of each of its positions, for buttons each choice and its words, for a
+    whole-number box its bounds (the page's ``number``)."""
     spec: dict[str, object] = {
         "name": control.name,
         "label": control.label,
-        "widget": control.widget,
+        "widget": "number" if control.widget == "whole_number" else control.widget,
     }
     if control.widget == "slider":
         spec["positions"] = [_shown(control, value) for value in control.grid]
     if control.widget == "buttons":
         spec["choices"] = [[value, text] for value, text in control.choices.items()]
+    if control.widget == "whole_number" and control.bounds is not None:
+        spec["min"], spec["max"] = (int(bound) for bound in control.bounds)
     return spec
 
 
+PRESET = "preset"
+"""The name of the preset scenes' buttons (a choice applies a whole scene)."""
+
+RESAMPLE = "resample"
+"""The name of the Resample button (the next seed)."""
+
+RESAMPLE_LABEL = "Resample"
+"""The Resample button's words and accessible name."""
+
+EXACT_SUFFIX = "_exact"
+"""A slider's exact box is called its control's name and this (``d_k_exact``)."""
+
+
+def widget_spec(name: str) -> dict[str, object]:
+    """What the page needs to draw the widget called ``name`` (one of
+    :func:`app.controls.widget_names`): a control's (:func:`control_spec`), the preset
+    scenes' choices (drawn as buttons, each applying a whole scene), a slider's exact box's
+    bounds and help, or the Resample button's words.
+
+    Raises:
+        ValueError: if no widget is called ``name``.
+    """
+    if name == PRESET:
+        presets = [[key, label] for label, key in preset_options().items()]
+        return {
+            "name": name,
+            "label": PRESET_LABEL,
+            "widget": "preset",
+            "choices": [["", NO_PRESET_LABEL], *presets],
+        }
+    if name == RESAMPLE:
+        return {"name": name, "label": RESAMPLE_LABEL, "widget": "action"}
+    control = CONTROL_BY_NAME.get(name.removesuffix(EXACT_SUFFIX))
+    exact = name.endswith(EXACT_SUFFIX)
+    if control is None or control.widget == "none" or (exact and not control.exact_label):
+        raise ValueError(f"no widget is called {name!r}")
+    if exact:
+        low, high = control.bounds or (0, 0)
+        return {
+            "name": name,
+            "label": control.exact_label,
+            "widget": "number",
+            "min": int(low),
+            "max": int(high),
+            "help": control.help,
+        }
+    return control_spec(control)
+
+
 def drawable(name: str) -> bool:
-    """Whether the first screen's component draws the control called ``name``."""
-    control = CONTROL_BY_NAME.get(name)
-    return control is not None and control.widget in DRAWN_WIDGETS
+    """Whether the page's components can draw the widget called ``name``."""
+    try:
+        widget_spec(name)
+    except ValueError:
+        return False
+    return True
+
+
+WHOLE_ROW_WIDGETS = ("preset", "buttons")
+"""The widget kinds that take a whole row of the controls' grid (their CSS says so too)."""
+
+
+def whole_rows_first(names: Iterable[str]) -> list[str]:
+    """``names`` with the widgets that take a whole row first, the others after them in
+    their order: those then pair up in a grid of two columns instead of leaving a hole
+    beside one that a whole-row widget pushed down."""
+    names = list(names)
+    return sorted(names, key=lambda name: widget_spec(name)["widget"] not in WHOLE_ROW_WIDGETS)
+
+
+def _state_name(name: str) -> str | None:
+    """The state parameter the widget ``name`` shows (None for an action's button)."""
+    if name == RESAMPLE:
+        return None
+    return name.removesuffix(EXACT_SUFFIX)
 
 
 Answer = Callable[[dict[str, dict[str, object]], dict[str, dict[str, object]]], None]
@@ -165,13 +273,15 @@ class ControlBinding:
     """The session's side of controls drawn in the browser (control_drawing.js): the
     state's values as the page draws them, and the page's moves checked into the state.
 
-    A slider's position is an index into its grid: the page sends ``{"name", "index"}``, a
-    switch or buttons ``{"name", "value"}``. A slider left at the position nearest an exact
-    value set elsewhere does not round that value away. Anything else is refused in one log
-    line (naming ``owner``) and the page is put back where the state is. ``answer`` sends
-    the page what it does not show: an exact value kept, a refusal, a change from elsewhere
-    (a preset, the exact box, a link); a plain move gets no answer that could pull the
-    slider back from under the student's hand.
+    A slider's position is an index into its grid: the page sends ``{"name", "index"}``; a
+    switch, buttons, the preset scenes' buttons or a whole-number box ``{"name", "value"}`` (a
+    boolean, a choice, a whole number); the Resample button ``{"name": "resample",
+    "value": true}``. A slider left at the position nearest an exact value set elsewhere
+    does not round that value away. Anything else is refused in one log line (naming
+    ``owner``) and the page is put back where the state is. ``answer`` sends the page what
+    it does not show: an exact value kept, a clamped number, a refusal, a change from
+    elsewhere (a preset, the exact box, a link); a plain move gets no answer that could pull
+    the slider back from under the student's hand.
     """
 
     def __init__(
@@ -180,34 +290,42 @@ class ControlBinding:
         self.state = state
         self.owner = owner
         """The component the controls are drawn by, as the log names it."""
-        self._controls = {name: CONTROL_BY_NAME[name] for name in names}
+        self._specs = {name: widget_spec(name) for name in names}
         self._answer = answer
         self.values = self._values()
-        """By control name: the state's value as the page draws it (:meth:`_values`)."""
+        """By widget name: the state's value as the page draws it (:meth:`_values`)."""
         self._on_page = dict(self.values)
-        """What the page shows, by control name, as far as the session knows."""
-        if self._controls:
-            state.param.watch(self._show, list(self._controls))
+        """What the page shows, by widget name, as far as the session knows."""
+        watched = sorted({_state_name(name) for name in self._specs} - {None})
+        if watched:
+            state.param.watch(self._show, watched)
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The controls bound, in order."""
-        return tuple(self._controls)
+        """The widgets bound, in order."""
+        return tuple(self._specs)
 
     @property
     def specs(self) -> list[dict[str, object]]:
-        """What the page draws the controls from (:func:`control_spec` of each), in order."""
-        return [control_spec(control) for control in self._controls.values()]
+        """What the page draws the widgets from (:func:`widget_spec` of each), in order."""
+        return list(self._specs.values())
 
     def _values(self) -> dict[str, dict[str, object]]:
         values: dict[str, dict[str, object]] = {}
-        for name, control in self._controls.items():
-            value = getattr(self.state, name)
-            if control.widget == "slider":
+        for name, spec in self._specs.items():
+            state_name = _state_name(name)
+            if state_name is None:
+                continue
+            value = getattr(self.state, state_name)
+            kind = spec["widget"]
+            if kind == "slider":
+                control = CONTROL_BY_NAME[name]
                 position = control.grid.index(nearest_on_grid(value, control.grid))
                 values[name] = {"index": position, "text": _shown(control, value)}
-            elif control.widget == "buttons":
+            elif kind in ("buttons", "preset"):
                 values[name] = {"value": str(value)}
+            elif kind == "number":
+                values[name] = {"value": int(value)}
             else:
                 values[name] = {"value": bool(value)}
         return values
@@ -230,7 +348,7 @@ class ControlBinding:
 
     def take(self, msg: Any) -> None:
         """Handle a move from the page: ``{"name", "index"}`` for a slider, ``{"name",
-        "value"}`` for a switch or buttons."""
+        "value"}`` for any other widget."""
         value = self._value_of(msg)
         if value is None:
             log.warning(
@@ -239,46 +357,64 @@ class ControlBinding:
             self._put_back()
             return
         name, wanted = value
-        coerced = self.state.coerce(name, wanted)
+        kind = self._specs[name]["widget"]
+        state_name = _state_name(name)
+        if state_name is None:
+            self.state.resample()
+            return
+        if kind == "preset":
+            self._on_page[name] = {"value": wanted}
+            if wanted == self.state.preset:
+                self._show()
+            else:
+                self.state.choose_preset(str(wanted))
+            return
+        coerced = self.state.coerce(state_name, wanted)
         if coerced is None:
             self._put_back()
             return
-        # The page already shows the position it sent and that position's value.
-        control = self._controls[name]
-        if control.widget == "slider":
+        # The page already shows what it sent: the position and its value, the typed number.
+        if kind == "slider":
+            control = CONTROL_BY_NAME[name]
             index = msg["index"]
             self._on_page[name] = {"index": index, "text": _shown(control, control.grid[index])}
-        elif control.widget == "buttons":
+        elif kind == "buttons":
             self._on_page[name] = {"value": str(wanted)}
+        elif kind == "number":
+            self._on_page[name] = {"value": wanted}
         else:
             self._on_page[name] = {"value": bool(wanted)}
-        unchanged = getattr(self.state, name) == coerced
-        self.state.set_controls(**{name: coerced})
-        if getattr(self.state, name) != coerced:
+        unchanged = getattr(self.state, state_name) == coerced
+        self.state.set_controls(**{state_name: coerced})
+        if getattr(self.state, state_name) != coerced:
             self._put_back()
-        elif unchanged:
-            # No watcher ran: the state already held the value (an exact value kept at its
-            # nearest position), which the page may not show.
+        elif unchanged or coerced != wanted:
+            # No watcher ran (the state already held the value: an exact value kept at its
+            # nearest position), or a number was clamped: the page may not show the state.
             self._show()
 
     def _value_of(self, msg: Any) -> tuple[str, object] | None:
-        """The control and value a page's message asks for, or None when it asks for
+        """The widget and value a page's message asks for, or None when it asks for
         nothing bound here."""
         if not isinstance(msg, dict) or not isinstance(msg.get("name"), str):
             return None
-        control = self._controls.get(msg["name"])
-        if control is None:
+        name = msg["name"]
+        spec = self._specs.get(name)
+        if spec is None:
             return None
-        if control.widget == "switch":
-            value = msg.get("value")
-            return (control.name, value) if isinstance(value, bool) else None
-        if control.widget == "buttons":
-            value = msg.get("value")
-            return (
-                (control.name, value)
-                if isinstance(value, str) and value in control.choices
-                else None
-            )
+        kind = spec["widget"]
+        value = msg.get("value")
+        if kind == "switch":
+            return (name, value) if isinstance(value, bool) else None
+        if kind == "action":
+            return (name, True) if value is True else None
+        if kind in ("buttons", "preset"):
+            choices = {choice for choice, _ in spec["choices"]}  # type: ignore[attr-defined]
+            return (name, value) if isinstance(value, str) and value in choices else None
+        if kind == "number":
+            # A whole number only (JSON's 64, never 64.5, true or "64"); clamped later.
+            return (name, value) if type(value) is int else None
+        control = CONTROL_BY_NAME[name]
         index = msg.get("index")
         if type(index) is not int or not 0 <= index < len(control.grid):
             return None
@@ -290,16 +426,39 @@ class ControlBinding:
 
 
 class DrawnControls(CheckedPageChanges, ChannelReceiver, JSComponent):
-    """Sliders and switches of ``names`` (those of them it can draw), bound to ``state`` by
-    a :class:`ControlBinding`; the page's moves come as messages."""
+    """The widgets ``names`` and, under a "More controls" button, the widgets ``more``
+    (each of :func:`app.controls.widget_names`), drawn in the browser and bound to ``state``
+    by a :class:`ControlBinding`; with ``share``, the More controls end with Copy link and
+    Copy embed code, whose text ``share`` writes. The page's moves come as messages; opening
+    "More controls" is the page's alone (nothing is built then).
+    """
 
     page_properties = ()
 
-    controls = param.List(default=[], doc="The controls drawn, in order (control_spec of each).")
+    controls = param.List(default=[], doc="The widgets drawn, in order (widget_spec of each).")
+    more = param.List(
+        default=[],
+        doc='The widgets under "More controls", in order (widget_spec of each); none: no '
+        "such button.",
+    )
     values = param.Dict(
         default={},
-        doc="By control name: the state's value as shown (`text`), the slider position "
-        "nearest it (`index`) or the switch's state (`value`).",
+        doc="By widget name: the state's value as shown (`text`), the slider position "
+        "nearest it (`index`) or the other widgets' value (`value`).",
+    )
+    texts = param.Dict(
+        default={},
+        doc='The words of the "More controls" button and of the share part (`more`, `link`, '
+        "`embed`, `shared`, `placeholder`).",
+    )
+    open_more_from = param.Integer(
+        default=0,
+        bounds=(0, None),
+        doc='The window width in px from which "More controls" opens as the page renders '
+        "(0: never).",
+    )
+    shares = param.Boolean(
+        default=False, doc="Whether the More controls end with Copy link and Copy embed code."
     )
     channel_key = param.String(
         default="",
@@ -319,13 +478,32 @@ class DrawnControls(CheckedPageChanges, ChannelReceiver, JSComponent):
             Path(__file__).with_suffix(".js").read_text(encoding="utf-8"),
         ]
     )
-    _stylesheets: ClassVar[list[str]] = [CSS]
+    _stylesheets: ClassVar[list[str]] = [CSS, boxed_disclosure_css()]
 
-    def __init__(self, state: SimulationState, names: Iterable[str], **params: Any) -> None:
-        drawn = [name for name in names if drawable(name)]
-        self.binding = ControlBinding(state, drawn, self._answer, type(self).__name__)
-        """The state's side of the controls drawn."""
-        super().__init__(controls=self.binding.specs, values=self.binding.values, **params)
+    def __init__(
+        self,
+        state: SimulationState,
+        names: Iterable[str],
+        *,
+        more: Iterable[str] = (),
+        share: Callable[[str], str] | None = None,
+        **params: Any,
+    ) -> None:
+        first = [name for name in names if drawable(name)]
+        under_more = [name for name in more if drawable(name) and name not in first]
+        self.binding = ControlBinding(
+            state, [*first, *under_more], self._answer, type(self).__name__
+        )
+        """The state's side of the widgets drawn."""
+        self._share = share
+        specs = self.binding.specs
+        super().__init__(
+            controls=specs[: len(first)],
+            more=specs[len(first) :],
+            values=self.binding.values,
+            shares=share is not None and bool(under_more),
+            **params,
+        )
 
     @property
     def state(self) -> SimulationState:
@@ -334,7 +512,7 @@ class DrawnControls(CheckedPageChanges, ChannelReceiver, JSComponent):
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The controls drawn, in order."""
+        """The widgets drawn (those under "More controls" last), in order."""
         return self.binding.names
 
     def _answer(
@@ -350,6 +528,14 @@ class DrawnControls(CheckedPageChanges, ChannelReceiver, JSComponent):
             self._send_msg({"values": differ})
 
     def take_message(self, msg: Any) -> None:
-        """Handle a move from the page (over Bokeh's websocket or the session's own):
-        ``{"name", "index"}`` for a slider, ``{"name", "value"}`` for a switch."""
+        """Handle a message from the page (over Bokeh's websocket or the session's own): a
+        move (:meth:`ControlBinding.take`) or ``{"share": "link" | "embed"}``, answered with
+        the text to copy."""
+        if isinstance(msg, dict) and "share" in msg:
+            kind = msg["share"]
+            if self._share is None or not self.shares or kind not in SHARE_KINDS:
+                log.warning("sdpa-sim: refused a share request from a page: %s", repr(msg)[:80])
+                return
+            self._send_msg({"shared": self._share(kind)})
+            return
         self.binding.take(msg)

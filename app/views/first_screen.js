@@ -1,7 +1,7 @@
 /*
  * The served page's first screen around its drawn parts (app/views/first_screen.py): the
- * landmark and hidden headings, the controls' card with its "More controls" button, the
- * column of the plots with the lesson's gate under them, and the theme the document shows.
+ * landmark and hidden headings, the controls' card (its controls and "More controls" are
+ * drawn_controls.js's), the column of the plots with the lesson's gate under them, and the theme the document shows.
  * The parts Python fills (controls, figures, alerts, the lesson) are its children; the
  * layout around them is plain elements and CSS.
  */
@@ -61,28 +61,6 @@ function followSystemTheme(model) {
   query.addEventListener("change", follow);
   model.on("dark", show);
   model.on("remove", () => query.removeEventListener("change", follow));
-}
-
-/**
- * The "More controls" button: `aria-expanded` says whether the section under it is open;
- * a wide enough window opens it as it renders.
- */
-function moreButton(model) {
-  const { box, button } = boxedButton("sdpa-disclosure", "disclosure");
-  const show = () => {
-    button.textContent = `${model.texts.more} ${model.more_opened ? "▴" : "▾"}`;
-    button.setAttribute("aria-expanded", String(model.more_opened));
-  };
-  button.addEventListener("click", () => {
-    model.more_opened = !model.more_opened;
-  });
-  model.on("more_opened", show);
-  show();
-  const wide = model.sizes.open_more_from;
-  if (!model.more_opened && wide > 0 && window.innerWidth >= wide) {
-    model.more_opened = true;
-  }
-  return box;
 }
 
 /**
@@ -152,8 +130,6 @@ export function render({ model, el }) {
   const card = document.createElement("div");
   card.className = "sdpa-sidebar controls";
   card.append(childBox(model, "controls", "sdpa-drawn-controls"));
-  card.append(childBox(model, "widgets", "sdpa-widgets"));
-  if (model.has_more) card.append(moreButton(model), childBox(model, "more", "sdpa-more"));
 
   const main = document.createElement("div");
   main.className = "sdpa-main";

@@ -1,15 +1,15 @@
 """The served page's first screen as one component: the frame around its drawn parts.
 
-The landmark and the hidden headings, the controls' card and its "More controls" button,
-the column of the plots, the lesson's gate under them and the theme the document shows are
-plain elements and CSS drawn by first_screen.js; the parts the session fills (the drawn
-controls, the figures, the alerts, the Panel widgets, the lesson) are its children. Each
+The landmark and the hidden headings, the controls' card, the column of the plots, the
+lesson's gate under them and the theme the document shows are plain elements and CSS drawn
+by first_screen.js; the parts the session fills (the drawn controls with their "More
+controls", the figures, the alerts, the lesson) are its children. Each
 Panel component a page holds costs the server 3–7 ms to build for every arriving student
 whatever it holds (docs/performance.md): a dozen layouts, buttons and headings were most of
 an embedded first screen's build.
 
-``dark``, ``more_opened`` and ``lesson_opened`` flow from the page (each a boolean, checked
-like any value from a page); everything else flows to it.
+``dark`` and ``lesson_opened`` flow from the page (each a boolean, checked like any value
+from a page); everything else flows to it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import param
 from panel.custom import Child, JSComponent
 
 from app.compat import CheckedPageChanges
-from app.views.disclosure import boxed_disclosure_css
 
 GATE_LABEL = "Why the scale matters: collapse curves, one query, the worked example and a quiz"
 """The lesson gate's text and accessible name."""
@@ -90,10 +89,7 @@ LAYOUT_CSS = f"""
   padding: 4px 0;
 }}
 .sdpa-main {{ flex: 999 1 0; min-width: min(100%, var(--sdpa-main-min, 640px)); }}
-.sdpa-notice:empty, .sdpa-scene:empty, .sdpa-widgets:empty, .sdpa-more:empty {{
-  display: none;
-}}
-{boxed_disclosure_css()}
+.sdpa-notice:empty, .sdpa-scene:empty {{ display: none; }}
 {GATE_CSS}
 """
 """The controls' card (Material UI's paper at elevation 1) beside the plots' column while
@@ -102,16 +98,14 @@ width (beside the card it left the card's column empty for thousands of px)."""
 
 
 class FirstScreen(CheckedPageChanges, JSComponent):
-    """The first screen around ``controls``, ``widgets``, ``more``, ``scene``, ``figures``,
-    ``notice`` and ``lesson``, which the session builds (``more``, ``scene`` and ``lesson``
-    when first needed: each is then drawn in its place, and nothing else is redrawn).
+    """The first screen around ``controls``, ``scene``, ``figures``, ``notice`` and
+    ``lesson``, which the session builds (``scene`` and ``lesson`` when first needed: each
+    is then drawn in its place, and nothing else is redrawn).
     """
 
-    page_properties = ("dark", "more_opened", "lesson_opened")
+    page_properties = ("dark", "lesson_opened")
 
-    controls = Child(doc="The drawn sliders and switches (app/views/drawn_controls.py).")
-    widgets = Child(doc="The first screen's Panel widgets (those not drawn), if any.")
-    more = Child(doc='The box that takes the controls under "More controls" once opened.')
+    controls = Child(doc="The drawn controls and More controls (app/views/drawn_controls.py).")
     scene = Child(doc="The box above the plots that takes the preset scene's alert.")
     figures = Child(doc="The drawn figures and readouts (app/views/drawn_figures.py).")
     notice = Child(doc="The alert on the link's adjusted values, when there are any.")
@@ -119,18 +113,12 @@ class FirstScreen(CheckedPageChanges, JSComponent):
     embed = param.Boolean(
         default=False, doc="Whether this is the embedded page, with a main landmark of its own."
     )
-    has_more = param.Boolean(default=True, doc='Whether the card has a "More controls" button.')
-    texts = param.Dict(default={}, doc="The title, the button labels and the lesson's heading.")
-    sizes = param.Dict(
-        default={}, doc="The window width that opens More controls (0: never), the gate's margin."
-    )
+    texts = param.Dict(default={}, doc="The title, the gate's words and the lesson's heading.")
+    sizes = param.Dict(default={}, doc="How far below the viewport the gate opens the lesson.")
     dark = param.Boolean(
         default=False,
         doc="Whether the page shows the dark theme: the page sends the system's preference "
         "when it opens and whenever it changes; the session sends the theme to show.",
-    )
-    more_opened = param.Boolean(
-        default=False, doc='Whether "More controls" is open (a press on the page toggles it).'
     )
     lesson_opened = param.Boolean(
         default=False, doc="Whether the student has asked for the lesson (pressed, scrolled near)."
@@ -144,7 +132,7 @@ class FirstScreen(CheckedPageChanges, JSComponent):
     _render_policy = "manual"
     _stylesheets: ClassVar[list[str]] = [LAYOUT_CSS]
 
-    def __init__(self, *, title: str, open_more_from: int, **params: Any) -> None:
+    def __init__(self, *, title: str, **params: Any) -> None:
         embed = bool(params.get("embed"))
         params.setdefault(
             "styles",
@@ -153,15 +141,14 @@ class FirstScreen(CheckedPageChanges, JSComponent):
         super().__init__(
             texts={
                 "title": title,
-                "more": MORE_LABEL,
                 "gate": GATE_LABEL,
                 "gate_opening": OPENING_TEXT,
                 "lesson": LESSON_HEADING,
             },
-            sizes={"open_more_from": open_more_from, "gate_margin": GATE_MARGIN_PX},
+            sizes={"gate_margin": GATE_MARGIN_PX},
             **params,
         )
 
     def accepts_from_page(self, name: str, value: object) -> bool:
-        """A page's value of any of the three is a boolean."""
+        """A page's value of either is a boolean."""
         return isinstance(value, bool)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import panel as pn
 from bokeh.core.properties import value
 from bokeh.models import ColumnDataSource, DataRange1d, Range1d
 
-from app.controls import ControlBinding, WholeNumberInput
-from app.controls_spec import CONTROL_BY_NAME, ROW_BOUNDS
 from app.derived import RowComparison
 from app.model import ROW, SimulationModel
 from app.views.collapse import SCALED_COLOUR, UNSCALED_COLOUR
@@ -56,19 +53,6 @@ class RowCompareView:
             )
         legend_above(self.figure)
         without_glyph_copies(self.figure)
-        self.row_input = WholeNumberInput(
-            label=CONTROL_BY_NAME["row"].label,
-            start=ROW_BOUNDS[0],
-            end=model.state.n - 1,
-            width=140,
-        )
-        ControlBinding(self.row_input, model.state, "row")
-        self.panel = pn.Column(
-            pn.pane.Markdown(EXPLANATION, sizing_mode="stretch_width"),
-            self.row_input,
-            pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width",
-        )
         self._show(model)
 
     @staticmethod
@@ -80,7 +64,6 @@ class RowCompareView:
         row = model.row
         self.scaled.data = self._bars(row, scaled=True)
         self.unscaled.data = self._bars(row, scaled=False)
-        self.row_input.end = model.state.n - 1
         self.figure.title.text = TITLE.format(row=row.row, keys=row.keys.size)
         items = self.figure.legend[0].items
         items[0].label = value(LEGEND[True].format(entropy=f"{row.scaled_entropy:.2f}"))

@@ -181,22 +181,19 @@ def test_the_lesson_gate_is_dark_in_the_dark_theme(dark_page: AppPage) -> None:
     assert background == rgb(DARK_PAGE["accent-background"])
 
 
-def test_the_number_boxes_steppers_are_left_to_the_mouse(app_page: AppPage) -> None:
-    """The −/+ buttons are out of the tab order and hidden from assistive technology; the
-    box's arrow keys step it (panel-material-ui's IntInput)."""
+def test_the_number_boxes_step_with_their_arrow_keys(app_page: AppPage) -> None:
+    """A whole-number box is a native spin button: its arrow keys step it, and each step
+    reaches the state (the link follows) as a slider's move does."""
     app_page.open(lesson=False)
     app_page.open_more()
     page = app_page.page
-    box = page.get_by_role("textbox", name="seed")
+    box = page.get_by_role("spinbutton", name="seed")
     box.focus()
     box.press("ArrowUp")
     expect(box).to_have_value("1")
-    steppers = page.locator(".MuiInputAdornment-root button")
-    assert steppers.count() >= 4
-    for index in range(steppers.count()):
-        stepper = steppers.nth(index)
-        assert stepper.get_attribute("aria-hidden") == "true"
-        assert stepper.get_attribute("tabindex") == "-1"
+    app_page.wait_url(seed="1")
+    box.press("ArrowDown")
+    app_page.wait_url(seed="0")
 
 
 def test_the_toolbar_icons_are_light_in_the_dark_theme(dark_page: AppPage) -> None:

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 import pytest
-from hostile_messages import hostile_messages
+from hostile_messages import hostile_messages, hostile_share_requests
 from hostile_queries import HostileQuery, hostile_queries, sample
 from procs_support import run_async
 from protocol_client import (
@@ -27,15 +27,16 @@ from protocol_client import (
     ProtocolSession,
     map_get,
     move_event,
-    open_more_controls,
 )
 from tornado.httpclient import HTTPClientError
 from tornado.httputil import parse_qs_bytes
 
 from app.address import fit_query
+from app.controls import widget_names
 from app.controls_spec import D_K_GRID
 from app.query import compose_search
 from app.state import SimulationState
+from app.views.drawn_controls import widget_spec
 
 TIMEOUT = 90.0
 """Seconds any one wait may take on a loaded CI machine."""
@@ -180,33 +181,8 @@ BAD_VALUES: list[Any] = [
 """Values for any widget property: out of range, wrong types, NaN and infinities (as
 BokehJS encodes them), markup, 100 kB."""
 
-CONTROLS = {
-    "exact d_k": "box",
-    "causal mask": "switch",
-    "heatmap view": "choice",
-    "preset scene": "choice",
-    "seed": "box",
-    "Resample": "button",
-}
-
-DRAWN = ("d_k", "temperature", "n", "scaled")
-"""The first screen's drawn controls (app/views/drawn_controls.py): moved by messages."""
-
-OTHER_PROPERTIES = (
-    "options", "start", "end", "label", "formatter", "value_throttled", "active", "clicks",
-)  # fmt: skip
-
-
-def widget_records(session: ProtocolSession) -> dict[str, ModelRecord]:
-    found = {}
-    labelled = (
-        r for r in session.index.models.values() if isinstance(r.attributes.get("label"), str)
-    )
-    for record in labelled:
-        if record.attributes["label"] in CONTROLS:
-            found.setdefault(record.attributes["label"], record)
-    assert set(found) == set(CONTROLS), sorted(found)
-    return found
+DRAWN_PROPERTIES = ("controls", "more", "values", "texts", "shares", "open_more_from")
+"""The drawn controls' properties (app/views/drawn_controls.py), none of which a page sets."""
 
 
 def drawn_records(session: ProtocolSession) -> tuple[ModelRecord, ModelRecord]:
@@ -252,35 +228,43 @@ def data_event(component: ModelRecord, message: Any) -> dict[str, Any]:
     }
 
 
-def valid(kind: str, record: ModelRecord) -> bool:
-    if kind == "button" or "value" not in record.attributes:
-        return True  # a button's value is its last click; a default is left out of the JSON
-    value = record.attributes["value"]
+def map_items(value: Any) -> list[tuple[str, Any]]:
+    """The items of a dict as Bokeh serializes it (a map's entries, or a JSON object's)."""
+    if isinstance(value, dict) and value.get("type") == "map":
+        return [tuple(entry) for entry in value.get("entries", [])]
+    return list(value.items()) if isinstance(value, dict) else []
+
+
+def valid(spec: dict[str, Any], value: Any) -> bool:
+    """Whether ``value`` is one the page may be sent for the widget ``spec`` describes (a
+    slider's position and text, a box's whole number within bounds, a switch's boolean, a
+    choice's value)."""
+    shown = dict(map_items(value))
+    kind = spec["widget"]
     if kind == "slider":
-        return type(value) is int and 0 <= value < len(record.attributes["options"])
-    if kind == "box":
-        return type(value) is int and value >= 0
+        index = shown.get("index")
+        return type(index) is int and 0 <= index < len(spec["positions"])
+    if kind == "number":
+        number = shown.get("value")
+        return type(number) is int and spec["min"] <= number <= spec["max"]
     if kind == "switch":
-        return isinstance(value, bool)
-    return isinstance(value, str) and value in record.attributes.get("options", [value])
+        return isinstance(shown.get("value"), bool)
+    return shown.get("value") in [choice for choice, _ in spec["choices"]]
 
 
-async def send_bad_values(url: str) -> tuple[ProtocolSession, dict[str, ModelRecord]]:
+async def send_bad_values(url: str) -> tuple[ProtocolSession, list[Any]]:
+    """Send one session every family of hostile message and property for its drawn
+    controls; then check that a real move still works. The session and every set of values
+    it was sent."""
     session = ProtocolSession(url, timeout=TIMEOUT, echo=False, channel=False)
     await session.open()
     await session.send_document_ready()
-    await open_more_controls(session)
-    records = widget_records(session)
-    for record in records.values():
-        for attr in ("value", *OTHER_PROPERTIES):
-            for value in BAD_VALUES:
-                event = {"kind": "ModelChanged", "model": {"id": record.id}, "attr": attr}
-                await session.send_events([{**event, "new": value}])
-    # The drawn controls: every hostile message family, and their properties set directly.
     component, data = drawn_records(session)
-    for _, message in hostile_messages(DRAWN, ["index", "value"]):
+    for _, message in hostile_messages(widget_names(), ["index", "value"]):
         await session.send_events([data_event(component, message)])
-    for attr in ("controls", "values"):
+    for _, message in hostile_share_requests():
+        await session.send_events([data_event(component, message)])
+    for attr in DRAWN_PROPERTIES:
         for value in BAD_VALUES:
             event = {"kind": "ModelChanged", "model": {"id": data.id}, "attr": attr}
             await session.send_events([{**event, "new": value}])
@@ -288,39 +272,48 @@ async def send_bad_values(url: str) -> tuple[ProtocolSession, dict[str, ModelRec
     await session.send_events([{"kind": "ModelChanged", "model": {"id": "nope"}, "attr": "x"}])
     await session.send_events([{"kind": "Bogus"}])
     # A valid move still works once all that has been handled: the exact box follows it.
-    exact = records["exact d_k"]
     # A first move, once answered, is a barrier: the server handles a connection's
     # messages in turn, so every answer to what came before has arrived.
-    await session.send_events([move_event(component.id, "d_k", 5)])
-    await session.wait_for(lambda: exact.attributes.get("value") == D_K_GRID[5], "a move")
     replies = session.index.messages.setdefault(component.id, [])
+
+    def exact_sent(value: int) -> bool:
+        return any(
+            map_get(map_get(map_get(reply, "values"), "d_k_exact"), "value") == value
+            for reply in replies
+        )
+
+    await session.send_events([move_event(component.id, "d_k", 5)])
+    await session.wait_for(lambda: exact_sent(D_K_GRID[5]), "a move")
     answered = len(replies)
     await session.send_events([move_event(component.id, "d_k", 3)])
-    await session.wait_for(lambda: exact.attributes.get("value") == D_K_GRID[3], "the move")
+    await session.wait_for(lambda: exact_sent(D_K_GRID[3]), "the move")
     # The page shows the position it sent: nothing the session says after it may move it.
     for reply in replies[answered:]:
         values = map_get(reply, "values")
         if map_get(values, "d_k") is not None:
             assert drawn_index({"values": values}, "d_k") == 3, "the slider was pulled away"
-    return session, records
+    return session, list(replies)
 
 
 def test_bad_widget_values_over_the_websocket_leave_no_traceback(app_server) -> None:
     mark = app_server.log_size()
 
-    async def scenario() -> tuple[ProtocolSession, dict[str, ModelRecord]]:
-        session, records = await send_bad_values(app_server.url)
+    async def scenario() -> tuple[ProtocolSession, list[Any]]:
+        session, replies = await send_bad_values(app_server.url)
         await session.close()
-        return session, records
+        return session, replies
 
-    session, records = run_async(scenario(), RUN_TIMEOUT)
-    for label, record in records.items():
-        assert valid(CONTROLS[label], record), (label, record.attributes.get("value"))
-    assert records["exact d_k"].attributes["value"] == D_K_GRID[3]
+    session, replies = run_async(scenario(), RUN_TIMEOUT)
+    specs = {name: widget_spec(name) for name in widget_names()}
+    for reply in replies:
+        values = map_get(reply, "values")
+        for name, value in map_items(values):
+            assert valid(specs[name], value), (name, value)
     assert not any("websocket closed by the server" in error for error in session.errors)
     text = app_server.log_text(mark)
     assert_log_clean(text)
     assert "refused a change from a page" in text
+    assert "refused a share request from a page" in text
 
 
 @pytest.mark.parametrize("value", [-1, 63, 10**6, 2.5, None, "3"])
@@ -335,17 +328,15 @@ def test_a_bad_slider_index_is_put_back_where_the_state_is(app_server, value: An
         try:
             await session.open()
             await session.send_document_ready()
-            await open_more_controls(session)
-            records = widget_records(session)
-            exact = records["exact d_k"]
             component, _ = drawn_records(session)
             replies = session.index.messages.setdefault(component.id, [])
             await session.send_events([data_event(component, {"name": "d_k", "index": value})])
             # Refused: the server sends the drawn controls the state's values again.
             await session.wait_for(lambda: bool(replies), "the reply")
-            return drawn_index({"values": map_get(replies[-1], "values")}, "d_k"), exact.attributes[
-                "value"
-            ]
+            values = map_get(replies[-1], "values")
+            return drawn_index({"values": values}, "d_k"), map_get(
+                map_get(values, "d_k_exact"), "value"
+            )
         finally:
             await session.close()
 

@@ -61,8 +61,8 @@ def _controls(page: Page) -> dict[str, Locator]:
         "scale switch": page.get_by_role("switch", name="scale by 1/√d_k"),
         "causal switch": page.get_by_role("switch", name="causal mask"),
         "view selector": page.get_by_role("group", name="heatmap view", exact=True),
-        "exact d_k box": page.get_by_role("textbox", name="exact d_k"),
-        "seed box": page.get_by_role("textbox", name="seed", exact=True),
+        "exact d_k box": page.get_by_role("spinbutton", name="exact d_k"),
+        "seed box": page.get_by_role("spinbutton", name="seed", exact=True),
         "resample button": page.get_by_role("button", name="Resample"),
     }
 

@@ -87,8 +87,9 @@ def test_preset_sets_the_controls_and_the_url(app_page: AppPage) -> None:
     """Choosing a scene moves every control at once and writes it into the link."""
     app_page.open()
     page = app_page.page
-    page.get_by_label("preset scene").click()
-    page.locator("li", has_text="Unscaled collapse").click()
+    app_page.open_more()
+    scenes = page.get_by_role("group", name="preset scene")
+    scenes.get_by_role("button", name="Unscaled collapse", exact=False).click()
     app_page.wait_url(preset="collapse", d_k="1024", scaled="false")
     expect(page.get_by_role("slider", name="d_k (key dimension)", exact=True)).to_have_attribute(
         "aria-valuetext", "1024"

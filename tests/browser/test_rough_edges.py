@@ -155,34 +155,36 @@ def test_the_row_outline_leaves_a_one_hot_rows_bright_cell_in_view(
     assert_bright_cell_in_full_view(cell, ROW_OUTLINE_COLOUR)
 
 
-CUT_JS = """(element) => element.scrollWidth > element.clientWidth
-  || element.scrollHeight > element.clientHeight"""
-"""Whether an element's text is wider or taller than its box (cut, or ended with an
-ellipsis)."""
-
 LONGEST_PRESET = max(preset_options(), key=len)
 """The preset scene whose label is the longest (41 characters)."""
 
 
+WORDS_CUT_JS = """(button) => button.scrollWidth > button.clientWidth
+  || button.scrollHeight > button.clientHeight"""
+"""Whether a button's words are wider or taller than its box (cut, or ended with an
+ellipsis)."""
+
+
 @pytest.mark.parametrize(("size", "query"), list(SIZES.values()), ids=list(SIZES))
-def test_the_preset_menus_choices_are_not_cut(
-    app_page: AppPage, size: dict[str, int], query: str
-) -> None:
-    """The first choice, then the longest label chosen in the menu: the select shows each
-    whole, at every width a class meets the page."""
+def test_the_preset_scenes_are_not_cut(app_page: AppPage, size: dict[str, int], query: str) -> None:
+    """Every preset scene's button shows its words whole, the longest (41 characters)
+    included, at every width a class meets the page; choosing one presses it."""
     page = app_page.page
     page.set_viewport_size(size)
     app_page.open(f"?{query.lstrip('&')}", lesson=False)
     app_page.open_more()
-    shown = page.get_by_role("combobox", name=PRESET_LABEL)
-    expect(shown).to_have_text(NO_PRESET_LABEL)
-    assert shown.evaluate(CUT_JS) is False
-    shown.click()
-    # Material UI names its menu's entries menu items.
-    page.get_by_role("menuitem", name=LONGEST_PRESET, exact=True).click()
+    scenes = page.get_by_role("group", name=PRESET_LABEL)
+    for label in (NO_PRESET_LABEL, *preset_options()):
+        button = scenes.get_by_role("button", name=label, exact=True)
+        expect(button).to_be_visible()
+        assert button.evaluate(WORDS_CUT_JS) is False, label
+    expect(scenes.get_by_role("button", name=NO_PRESET_LABEL)).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    longest = scenes.get_by_role("button", name=LONGEST_PRESET, exact=True)
+    longest.click()
     app_page.wait_url(preset=preset_options()[LONGEST_PRESET])
-    expect(shown).to_have_text(LONGEST_PRESET)
-    assert shown.evaluate(CUT_JS) is False, shown.evaluate("(e) => e.getBoundingClientRect()")
+    expect(longest).to_have_attribute("aria-pressed", "true")
 
 
 BUTTON_LOOK_JS = """(button) => {

@@ -152,7 +152,7 @@ def test_a_zoom_stays_while_d_k_moves_and_resets_with_n(app_page: AppPage) -> No
 
 def test_the_exact_d_k_box_and_the_d_k_slider_follow_each_other(app_page: AppPage) -> None:
     app_page.open()
-    box = app_page.page.get_by_role("textbox", name="exact d_k")
+    box = app_page.page.get_by_role("spinbutton", name="exact d_k")
     slider = app_page.page.get_by_role("slider", name=D_K, exact=True)
     app_page.press(D_K, "ArrowRight")
     d_k = _after(D_K_GRID, 64)

@@ -105,7 +105,7 @@ def test_view_selector_switches_the_drawn_column_without_new_data(app_page: AppP
 def test_exact_d_k_box_and_resample_button(app_page: AppPage) -> None:
     """Typing a d_k off the slider's grid and pressing Resample both redraw the page."""
     app_page.open()
-    box = app_page.page.get_by_role("textbox", name="exact d_k")
+    box = app_page.page.get_by_role("spinbutton", name="exact d_k")
     box.fill("100")
     box.press("Enter")
     app_page.wait_histograms(100)
@@ -116,5 +116,5 @@ def test_exact_d_k_box_and_resample_button(app_page: AppPage) -> None:
     app_page.page.get_by_role("button", name="Resample").click()
     app_page.wait_changed("raw")
     app_page.wait_url(seed="1", d_k="100")
-    expect(app_page.page.get_by_role("textbox", name="seed")).to_have_value("1")
+    expect(app_page.page.get_by_role("spinbutton", name="seed")).to_have_value("1")
     assert app_page.heatmap()["rowSums"] == pytest.approx([1.0] * 32, abs=1e-4)

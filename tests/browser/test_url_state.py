@@ -70,8 +70,8 @@ def test_url_parameters_set_every_control(app_page: AppPage) -> None:
     expect(page.get_by_role("switch", name="causal mask")).to_be_checked()
     view = page.get_by_role("group", name="heatmap view").get_by_role("button", name="raw")
     expect(view).to_have_attribute("aria-pressed", "true")
-    expect(page.get_by_role("textbox", name="seed")).to_have_value("3")
-    expect(page.get_by_role("textbox", name="exact d_k")).to_have_value("4")
+    expect(page.get_by_role("spinbutton", name="seed")).to_have_value("3")
+    expect(page.get_by_role("spinbutton", name="exact d_k")).to_have_value("4")
     expect(page.get_by_text(NOTICE_TITLE)).to_be_hidden()
     app_page.wait_url(
         d_k="4", n="16", temperature="2", scaled="false", view="raw", causal="true", seed="3"
@@ -86,7 +86,7 @@ def test_readouts_reproduce_the_lesson(app_page: AppPage) -> None:
     assert app_page.readout("std-scaled") == "1.0"
     expect(app_page.page.get_by_test_id("std-raw")).to_contain_text("√d_k = 2.0")
 
-    box = app_page.page.get_by_role("textbox", name="exact d_k")
+    box = app_page.page.get_by_role("spinbutton", name="exact d_k")
     box.fill("1024")
     box.press("Enter")
     app_page.wait_histograms(1024)

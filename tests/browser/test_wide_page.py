@@ -25,10 +25,10 @@ pytestmark = pytest.mark.browser
 D_K = CONTROL_BY_NAME["d_k"].label
 
 MORE_CONTROLS = (
-    ("textbox", "exact d_k"),
+    ("spinbutton", "exact d_k"),
     ("switch", "causal mask"),
     ("group", "heatmap view"),
-    ("textbox", "seed"),
+    ("spinbutton", "seed"),
     ("button", "Resample"),
     ("button", "Copy link"),
     ("button", "Copy embed code"),

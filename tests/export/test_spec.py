@@ -18,12 +18,12 @@ from bokeh.models import CheckboxGroup, Div, RadioButtonGroup, Slider
 
 import app.controls_spec as controls_spec
 import app.export.widgets as export_widgets
-from app.controls import control_widget
 from app.controls_spec import CONTROLS, INPUTS, INTRO, TITLE, Control, page_spec
 from app.export.data import FIXED_CONTROLS, build_export_data, slider_grids
 from app.export.lesson import LESSON_CONTROLS
 from app.export.page import ASSETS, SCRIPTS, build_document
 from app.export.widgets import root_name
+from app.views.drawn_controls import control_spec
 
 from .test_page import config_of
 
@@ -123,7 +123,7 @@ def test_every_offline_control_has_a_widget_with_the_specs_label() -> None:
     document, _, _ = build_document(build_export_data(16, 16, 0))
     for control in OFFLINE:
         label, words = exported_words(document, control)
-        assert label == control.label == control_widget(control).label  # the served one's
+        assert label == control.label == control_spec(control)["label"]  # the served page's
         assert words == list(control.choices.values())
     # Only those: the page offers no other control.
     offered = {control.name for control in OFFLINE}
@@ -143,7 +143,7 @@ def test_a_label_changed_in_the_spec_changes_both_pages(monkeypatch: pytest.Monk
         assert control.label.endswith(" (renamed)")
         assert exported_words(document, control)[0] == control.label
         assert labels[control.name] == control.label
-        assert control_widget(control).label == control.label
+        assert control_spec(control)["label"] == control.label
 
 
 def code_of(script: str) -> str:

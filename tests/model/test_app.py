@@ -14,7 +14,7 @@ from panel.io.state import set_curdoc
 from panel.reactive import Syncable
 
 import app.session
-from app.controls import build_controls
+from app.controls import widget_names
 from app.controls_spec import (
     D_K_GRID,
     HISTOGRAMS,
@@ -31,6 +31,7 @@ from app.state import SimulationState
 from app.ticks import run_now
 from app.views.alert_box import AlertBox
 from app.views.assumptions import assumptions_html
+from app.views.drawn_controls import DrawnControls
 from app.views.drawn_figures import DrawnFigures
 from app.views.heatmap import SCORES_PALETTE, WEIGHTS_PALETTE
 from app.views.histogram import DotProductHistograms
@@ -141,15 +142,12 @@ def test_served_page_builds_the_lesson_when_the_student_opens_it(page_load: Page
 def test_what_the_page_asks_for_before_it_has_loaded_is_built_once_it_has(
     page_load: PageLoad,
 ) -> None:
-    """A wide page opens "More controls" as it renders, before it reports itself loaded:
-    Panel 1.9 would drop what is built then, so it is built once the page has loaded."""
+    """A page may ask for the lesson before it reports itself loaded: Panel 1.9 would drop
+    what is built then, so it is built once the page has loaded."""
     simulation = Session(defer=run_now, pace=run_now)
-    simulation.layout.open_more()
     simulation.layout.first_screen.lesson_opened = True
-    assert simulation.layout.more is None and simulation.lesson is None
+    assert simulation.lesson is None
     page_load.load()
-    assert simulation.layout.more is not None and simulation.layout.more.visible
-    assert "d_k_exact" in simulation.widgets and "causal" in simulation.widgets
     assert simulation.lesson is not None
     assert not simulation.layout.first_screen.gate_shown
 
@@ -197,22 +195,37 @@ def test_first_screen_updates_before_the_lesson_and_moves_fold_into_one() -> Non
     assert len(pending) == 1
 
 
+def test_more_controls_are_drawn_from_the_start_and_open_on_the_page_alone() -> None:
+    """Every widget under "More controls" is in the drawn controls' spec as the page
+    arrives (nothing is built when it opens), after the first screen's, share part last."""
+    simulation = Session()
+    drawn = simulation.layout.drawn_controls
+    first = [spec["name"] for spec in drawn.controls]
+    more = [spec["name"] for spec in drawn.more]
+    assert first == ["d_k", "temperature", "n", "scaled"]
+    assert more == ["preset", "view", "d_k_exact", "causal", "seed", "resample"]
+    assert drawn.shares and drawn.open_more_from == 800
+    assert Session(embed=True).layout.drawn_controls.open_more_from == 0
+    # A link's own controls come alone: no "More controls", nothing to share.
+    linked = Session({"controls": [b"seed,view"]}).layout.drawn_controls
+    assert [spec["name"] for spec in linked.controls] == ["seed", "resample", "view"]
+    assert linked.more == [] and not linked.shares
+
+
 def test_controls_follow_at_once_and_moves_fold_into_one_lesson_update() -> None:
     pending: list = []
     simulation = Session(defer=pending.append)
-    simulation.layout.open_more()
-    # The d_k slider is drawn in the page: its moves come as messages, by position.
+    # The controls are drawn in the page: their moves come as messages.
     sliders = simulation.layout.drawn_controls
-    exact = simulation.widgets["d_k_exact"]
     sliders._handle_msg({"name": "d_k", "index": D_K_GRID.index(128)})
     sliders._handle_msg({"name": "d_k", "index": D_K_GRID.index(256)})  # before the update
-    assert simulation.state.d_k == 256 and exact.value == 256
+    assert simulation.state.d_k == 256 and sliders.values["d_k_exact"] == {"value": 256}
     frame = simulation.figures.frame
     assert frame["state"]["d_k"] == 256 and HISTOGRAMS in frame["parts"]
     assert histogram_titles(simulation)[0].startswith("Raw q·k at d_k = 256")
     assert len(pending) == 1, "both moves make one update of the lesson and the URL"
     pending.pop()()
-    exact.value = 100  # typed: the slider follows, to its nearest position
+    sliders._handle_msg({"name": "d_k_exact", "value": 100})  # typed: the slider follows
     position = D_K_GRID.index(nearest_on_grid(100, D_K_GRID))
     assert sliders.values["d_k"] == {"index": position, "text": "100"}
     assert simulation.state.d_k == 100
@@ -226,7 +239,6 @@ def test_control_updates_are_not_taken_back_as_changes_from_the_page(
     """Panel takes a widget change released by an outer hold for one from the page."""
     pending: list = []
     simulation = Session(defer=pending.append)
-    simulation.layout.open_more()
     document = Document()
     document.add_root(simulation.page.get_root(document))
     document.on_change(lambda event: None)  # a session listens: Bokeh then holds changes
@@ -236,13 +248,14 @@ def test_control_updates_are_not_taken_back_as_changes_from_the_page(
         "_process_events",
         lambda self, events: from_page.append((type(self).__name__, events)),
     )
-    exact = simulation.widgets["d_k_exact"]
+    drawn = simulation.layout.drawn_controls
     with set_curdoc(document):  # as in a session: pn.io.hold() holds this document
         simulation.state.d_k = 300  # the exact d_k box follows
         pending.pop()()
         simulation.state.n = 64  # the row comparison's numbers (and box) follow
         pending.pop()()
-    assert exact.value == 300 and simulation.lesson.drawn.frame["state"]["n"] == 64
+    assert drawn.values["d_k_exact"] == {"value": 300}
+    assert simulation.lesson.drawn.frame["state"]["n"] == 64
     assert from_page == []
     document.clear()
 
@@ -350,20 +363,23 @@ def test_the_scene_alert_is_built_when_a_preset_needs_it() -> None:
 
 def test_controls_follow_the_state_both_ways() -> None:
     state = SimulationState()
-    controls = build_controls(state)
-    sliders = [controls[name] for name in ("d_k", "temperature", "n")]
-    d_k_slider, temperature_slider, n_slider = sliders
-    exact = controls["d_k_exact"]
-    d_k_slider.value = 128
-    assert state.d_k == 128 and exact.value == 128
-    exact.value = 100  # off the slider's grid: kept exactly, the slider shows the nearest
+    controls = DrawnControls(state, ["d_k", "temperature", "n"], more=widget_names())
+    controls.take_message({"name": "d_k", "index": D_K_GRID.index(128)})
+    assert state.d_k == 128 and controls.values["d_k_exact"] == {"value": 128}
+    # Off the slider's grid: kept exactly, the slider shows the nearest position.
+    controls.take_message({"name": "d_k_exact", "value": 100})
     assert state.d_k == 100
-    assert d_k_slider.value == nearest_on_grid(100, D_K_GRID) != 100
+    position = D_K_GRID.index(nearest_on_grid(100, D_K_GRID))
+    assert controls.values["d_k"] == {"index": position, "text": "100"}
     state.temperature = 3.0
-    assert temperature_slider.value == 3.0
-    n_slider.value = 256
-    assert state.n == 256
-    assert [c.label for c in sliders] == ["d_k (key dimension)", "temperature", "sequence length n"]
+    assert controls.values["temperature"]["text"] == "3"
+    controls.take_message({"name": "preset", "value": "collapse"})
+    assert state.preset == "collapse" and controls.values["preset"] == {"value": "collapse"}
+    controls.take_message({"name": "seed", "value": 7})
+    controls.take_message({"name": "resample", "value": True})
+    assert state.seed == 8 and controls.values["seed"] == {"value": 8}
+    labels = [spec["label"] for spec in controls.controls]
+    assert labels == ["d_k (key dimension)", "temperature", "sequence length n"]
 
 
 def test_verdict_names_the_regime() -> None:
@@ -474,13 +490,12 @@ def test_the_update_after_the_plots_waits_for_the_plots() -> None:
     plots: list = []
     after: list = []
     simulation = Session(pace=plots.append, defer=after.append)
-    simulation.layout.open_more()
     for d_k in (128, 256, 512):
         simulation.state.d_k = d_k
     simulation.state.temperature = 2.0
     assert len(plots) == 1 and not after, "the lesson and the URL wait for the plots"
-    exact = simulation.widgets["d_k_exact"]
-    assert exact.value == 512, "the controls follow the state at once"
+    exact = simulation.layout.drawn_controls.values["d_k_exact"]
+    assert exact == {"value": 512}, "the controls follow the state at once"
     plots.pop()()
     assert len(after) == 1
     after.pop()()

@@ -109,33 +109,6 @@ def test_a_session_with_a_message_being_written_has_writes_pending() -> None:
         panel_document._write_tasks.pop(doc, None)
 
 
-def test_respond_at_once_internals() -> None:
-    """Loud check of compat.respond_at_once: Panel must still read both lists it extends."""
-    assert compat.immediate_change_internals_present(), (
-        "compat.respond_at_once: Panel no longer reads Syncable._priority_changes / "
-        "_busy__ignore where it schedules a change from the page; re-check the 50 ms wait"
-    )
-
-
-def test_a_widget_made_to_respond_at_once_handles_a_page_change_on_the_next_tick() -> None:
-    """Behaviour: a page's value change is scheduled as a next-tick callback, not a 50 ms
-    timeout, and does not raise the process-wide busy flag."""
-    import panel_material_ui as pmui
-    from bokeh.server.contexts import BokehSessionContext
-
-    slider = pmui.DiscreteSlider(options=[1, 2, 3], value=1)
-    compat.respond_at_once(slider)
-    document = Document()
-    model = slider.get_root(document)
-    context = BokehSessionContext("test-session", None, document)
-    document._session_context = lambda: context  # a served document, as Panel checks it
-    timeouts, ticks = [], []
-    document.add_timeout_callback = lambda callback, ms: timeouts.append(ms)  # type: ignore[method-assign]
-    document.add_next_tick_callback = lambda callback: ticks.append(callback)  # type: ignore[method-assign]
-    slider._server_change(document, model.ref["id"], None, "value", 1, 2)
-    assert ticks and not timeouts
-
-
 def test_detached_page_internals() -> None:
     """Loud check of compat.detach_from_global_busy: a new Page still binds busy to
     pn.state through a watcher the function can find and remove."""

@@ -7,6 +7,7 @@ import logging
 import pytest
 from hostile_messages import hostile_messages
 
+from app.controls import widget_names
 from app.controls_spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS, nearest_on_grid
 from app.state import SimulationState
 from app.views.drawn_controls import DrawnControls, control_spec, drawable
@@ -37,10 +38,11 @@ def test_a_slider_position_shows_its_value_as_the_server_formats_it() -> None:
     assert control_spec(CONTROL_BY_NAME["d_k"])["positions"][0] == "1"
 
 
-def test_only_sliders_and_switches_are_drawn() -> None:
-    assert drawable("d_k") and drawable("scaled")
-    assert not drawable("seed") and not drawable("view") and not drawable("preset")
-    assert DrawnControls(SimulationState(), ["seed", "d_k", "view"]).names == ("d_k",)
+def test_every_widget_of_the_page_is_drawn() -> None:
+    assert all(drawable(name) for name in widget_names())
+    assert not any(drawable(name) for name in ("row", "n_exact", "nope", "", "__class__"))
+    drawn = DrawnControls(SimulationState(), ["seed", "row", "d_k", "view"])
+    assert drawn.names == ("seed", "d_k", "view")
 
 
 def test_a_slider_message_moves_the_state_and_the_values_follow(

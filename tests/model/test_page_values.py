@@ -22,20 +22,13 @@ import param
 import pytest
 from bokeh.document import Document
 from bokeh.model import Model
-from hostile_messages import hostile_name_lists
+from hostile_messages import hostile_messages, hostile_name_lists, hostile_share_requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from panel.io.state import set_curdoc
 
 from app import compat
-from app.controls import (
-    ChoiceButtons,
-    ChoiceSelect,
-    GridSlider,
-    PageButton,
-    Toggle,
-    WholeNumberInput,
-)
+from app.controls import widget_names
 from app.controls_spec import (
     D_K_GRID,
     N_GRID,
@@ -48,7 +41,11 @@ from app.location import SafeLocation, location_params
 from app.presets import preset_options
 from app.session import Session
 from app.state import SimulationState
+from app.views.alert_box import AlertBox
+from app.views.drawn_controls import DrawnControls
 from app.views.drawn_lesson import LAZY_SECTIONS
+from app.views.first_screen import FirstScreen
+from app.views.markup import ServerMarkup
 from app.views.readouts import readouts_html
 
 PAGE = object()
@@ -73,34 +70,10 @@ class Page:
         self.document = Document()
         self.document.add_root(self.app.page.get_root(self.document))
         self.app.add_lesson()
-        self.app.layout.open_more()
-
-    def model(self, label: str) -> Model:
-        """The Bokeh model of the Material UI widget labelled ``label``."""
-        for model in self.document.models:
-            data = getattr(model, "data", None)
-            if data is not None and getattr(data, "label", None) == label:
-                return model
-        raise LookupError(label)
-
-    def send(self, label: str, attr: str, value: object) -> bool:
-        """Set ``attr`` of widget ``label`` to ``value`` as the page does; run the updates
-        that follow. False if Bokeh itself refused the value (a wrong type: the client
-        gets an ERROR and the app never sees it)."""
-        with set_curdoc(self.document):
-            try:
-                self.model(label).data.set_from_json(attr, value, setter=PAGE)
-            except ValueError:
-                return False
-            self.settle()
-        return True
 
     def settle(self) -> None:
         while self.pending:
             self.pending.pop(0)()
-
-    def shown(self, label: str) -> object:
-        return self.model(label).data.value
 
     def move(self, message: object) -> None:
         """Send the drawn controls ``message`` as the page's ``model.send_msg`` does; run
@@ -157,28 +130,29 @@ def test_a_slider_takes_only_an_index_of_one_of_its_positions(label: str) -> Non
 
 
 @pytest.mark.parametrize(
-    ("label", "name", "bounds"),
+    ("widget", "name", "bounds"),
     [
-        ("exact d_k", "d_k", (1, 1024)),
+        ("d_k_exact", "d_k", (1, 1024)),
         ("seed", "seed", (0, 2**32 - 1)),
     ],
 )
 def test_a_whole_number_box_clamps_and_puts_itself_back(
-    label: str, name: str, bounds: tuple[int, int]
+    widget: str, name: str, bounds: tuple[int, int]
 ) -> None:
+    """A box sends ``{"name", "value"}``: a whole number is clamped into its bounds and the
+    page shown the value kept; anything else changes nothing and puts the box back."""
     page = Page()
     low, high = bounds
     for value in huge_ints(high):
-        page.send(label, "value", value)
+        page.move({"name": widget, "value": value})
         expected = min(max(value, low), high)
         assert getattr(page.app.state, name) == expected, value
-        assert page.shown(label) == expected, value
+        assert page.drawn(widget) == {"value": expected}, value
     before = getattr(page.app.state, name)
-    assert page.send(label, "value", None)  # an emptied box: put back
-    assert (getattr(page.app.state, name), page.shown(label)) == (before, before)
-    for value in [*SPECIAL, *NOT_NUMBERS[1:]]:
-        assert not page.send(label, "value", value), f"Bokeh took {value!r} for a whole number"
-    assert getattr(page.app.state, name) == before
+    for value in [None, *SPECIAL, *NOT_NUMBERS[1:], 64.0]:
+        page.move({"name": widget, "value": value})
+        assert getattr(page.app.state, name) == before, value
+        assert page.drawn(widget) == {"value": before}, value
     assert_nothing_shows_nan(page)
 
 
@@ -205,79 +179,110 @@ def test_the_row_box_message_takes_only_a_number_and_picks_a_query_of_the_matrix
     assert_nothing_shows_nan(page)
 
 
-@pytest.mark.parametrize(
-    ("label", "name"), [("scale by 1/√d_k", "scaled"), ("causal mask", "causal")]
-)
-def test_a_switch_takes_only_booleans(label: str, name: str) -> None:
+@pytest.mark.parametrize("name", ["scaled", "causal"])
+def test_a_switch_takes_only_booleans(name: str) -> None:
     page = Page()
     before = getattr(page.app.state, name)
-    drawn = name in page.app.layout.drawn_controls.names
     for value in [*huge_ints(2), *SPECIAL, *NOT_NUMBERS[:-2]]:
-        if drawn:
-            page.move({"name": name, "value": value})
-            assert page.drawn(name) == {"value": before}, value
-        else:
-            assert not page.send(label, "value", value), f"Bokeh took {value!r} for a boolean"
+        page.move({"name": name, "value": value})
+        assert page.drawn(name) == {"value": before}, value
     assert getattr(page.app.state, name) == before
-    if drawn:
-        page.move({"name": name, "value": not before})
-    else:
-        assert page.send(label, "value", not before)
+    page.move({"name": name, "value": not before})
     assert getattr(page.app.state, name) == (not before)
 
 
 @pytest.mark.parametrize(
-    ("label", "name", "valid"),
+    ("name", "valid"),
     [
-        ("heatmap view", "view", {"raw": "raw"}),
-        ("preset scene", "preset", {label: key for label, key in preset_options().items()}),
+        ("view", ("raw", "scaled", "weights")),
+        ("preset", (*preset_options().values(), "")),
     ],
 )
-def test_a_choice_takes_only_one_of_its_options(label: str, name: str, valid: dict) -> None:
+def test_a_choice_takes_only_one_of_its_options(name: str, valid: tuple[str, ...]) -> None:
+    """The heatmap view's buttons and the preset select send a choice's value: only one of
+    theirs is taken (a preset's label, another case, a near miss are not)."""
     page = Page()
     before = getattr(page.app.state, name)
-    shown = page.shown(label)
-    for value in [*huge_ints(3), *SPECIAL, *NOT_NUMBERS, "RAW", "collapse", "x" * 100_000]:
-        taken = page.send(label, "value", value)
+    labels = list(preset_options())
+    for value in [*huge_ints(3), *SPECIAL, *NOT_NUMBERS, "RAW", "collapse ", *labels, "x" * 10**5]:
+        if value in valid and isinstance(value, str):
+            continue
+        page.move({"name": name, "value": value})
         assert getattr(page.app.state, name) == before, value
-        if taken:
-            assert page.shown(label) == shown, value
-    for shown_label, value in valid.items():
-        assert page.send(label, "value", shown_label)
+        assert page.drawn(name) == {"value": before}, value
+    for value in valid:
+        page.move({"name": name, "value": value})
         assert getattr(page.app.state, name) == value
+        assert page.drawn(name) == {"value": value}
+
+
+def test_resample_takes_only_a_press() -> None:
+    """The Resample button sends ``{"name": "resample", "value": true}``: only that draws
+    the next seed."""
+    page = Page()
+    seed = page.app.state.seed
+    for value in [*huge_ints(2), *SPECIAL, *NOT_NUMBERS, "true"]:
+        if value is True:
+            continue
+        page.move({"name": "resample", "value": value})
+        assert page.app.state.seed == seed, value
+    page.move({"name": "resample", "value": True})
+    assert page.app.state.seed == seed + 1
 
 
 @pytest.mark.parametrize(
-    ("label", "attr", "value"),
-    [
-        ("exact d_k", "start", -5),
-        ("exact d_k", "end", 10**9),
-        ("exact d_k", "value_throttled", -1),
-        ("heatmap view", "options", ["evil"]),
-        ("heatmap view", "active", 99),
-        ("preset scene", "options", ["<img src=x>"]),
-        ("causal mask", "disabled", True),
-        ("Resample", "clicks", -1),
-        ("Resample", "clicks", 10**9),
-        ("Resample", "value", True),
-        ("Copy link", "clicks", -1),
-        ("Copy embed code", "clicks", "many"),
-    ],
+    ("family", "message"),
+    list(hostile_messages(widget_names(), ("value", "index"))),
+    ids=lambda case: case if isinstance(case, str) and len(case) < 30 else None,
 )
-def test_properties_a_page_never_changes_are_not_followed(
-    label: str, attr: str, value: object
-) -> None:
+def test_the_drawn_controls_take_no_hostile_message(family: str, message: object) -> None:
+    """Every family of bad message to any of the page's widgets changes nothing and shows
+    nothing that is not the state's."""
     page = Page()
-    widget = next(w for w in page.app.page.select() if getattr(w, "label", None) == label)
-    before = {name: getattr(widget, name) for name in widget.param if name != "name"}
-    seed = page.app.state.seed
-    page.send(label, attr, value)
-    after = {name: getattr(widget, name) for name in widget.param if name != "name"}
-    assert after == before and page.app.state.seed == seed
-    # The next real change works as before.
-    page.app.state.d_k = 128
-    page.settle()
+    state = page.app.state
+    before = state.param.values()
+    page.move(message)
+    name, value = (
+        (message.get("name"), message.get("value")) if isinstance(message, dict) else ("", 0)
+    )
+    # A whole number out of a box's bounds is clamped, a boolean is a switch's value and a
+    # press is a press: those move.
+    taken = (
+        (name in ("d_k_exact", "seed") and type(value) is int)
+        or (name in ("scaled", "causal") and isinstance(value, bool))
+        or (name == "resample" and value is True)
+    )
+    if not taken:
+        assert state.param.values() == before, family
+    drawn = page.app.layout.drawn_controls
+    assert drawn.values == drawn.binding.values
     assert_nothing_shows_nan(page)
+
+
+@pytest.mark.parametrize(
+    ("family", "message"), list(hostile_share_requests()), ids=lambda case: str(case)[:30]
+)
+def test_a_share_request_takes_only_link_or_embed(family: str, message: object) -> None:
+    page = Page()
+    sent: list = []
+    drawn = page.app.layout.drawn_controls
+    drawn._send_msg = sent.append  # type: ignore[method-assign]
+    before = page.app.state.param.values()
+    page.move(message)
+    assert sent == [] and page.app.state.param.values() == before, family
+
+
+def test_a_share_request_answers_with_the_scene_to_copy() -> None:
+    page = Page()
+    sent: list = []
+    drawn = page.app.layout.drawn_controls
+    drawn._send_msg = sent.append  # type: ignore[method-assign]
+    page.move({"name": "d_k", "index": 0})
+    page.move({"share": "link"})
+    page.move({"share": "embed"})
+    link, embed = (message["shared"] for message in sent if "shared" in message)
+    assert link.startswith("http://localhost:5006/?") and "d_k=1" in link
+    assert embed.startswith("<iframe ") and "embed=true" in embed and "d_k=1" in embed
 
 
 @pytest.mark.parametrize(
@@ -287,12 +292,18 @@ def test_properties_a_page_never_changes_are_not_followed(
         ("values", {"d_k": {"index": 10**9}}),
         ("controls", [{"name": "d_k", "label": "<img src=x>", "widget": "slider"}]),
         ("controls", []),
+        ("more", [{"name": "seed", "label": "<img src=x>", "widget": "number"}]),
+        ("texts", {"more": "<img src=x onerror=alert(1)>"}),
+        ("open_more_from", -1),
+        ("shares", False),
+        ("channel_key", "x"),
     ],
 )
 def test_the_drawn_controls_follow_no_property_from_the_page(attr: str, value: object) -> None:
     page = Page()
     drawn = page.app.layout.drawn_controls
-    before = (dict(drawn.values), list(drawn.controls), page.app.state.param.values())
+    names = [name for name in drawn.param if name != "name"]
+    before = ({name: getattr(drawn, name) for name in names}, page.app.state.param.values())
     (model,) = [
         m
         for m in page.document.models
@@ -305,17 +316,17 @@ def test_the_drawn_controls_follow_no_property_from_the_page(attr: str, value: o
         with contextlib.suppress(ValueError):
             model.data.set_from_json(attr, value, setter=PAGE)
         page.settle()
-    assert (dict(drawn.values), list(drawn.controls), page.app.state.param.values()) == before
+    after = ({name: getattr(drawn, name) for name in names}, page.app.state.param.values())
+    assert after == before
 
 
-FIRST_SCREEN_FLAGS = ("dark", "more_opened", "lesson_opened")
+FIRST_SCREEN_FLAGS = ("dark", "lesson_opened")
 """The first screen's properties a page changes (app/views/first_screen.py): booleans."""
 
 FIRST_SCREEN_FIXED: list[tuple[str, object]] = [
     ("texts", {"gate": "<img src=x onerror=alert(1)>"}),
     ("texts", {}),
-    ("sizes", {"open_more_from": -1, "gate_margin": 10**9}),
-    ("has_more", False),
+    ("sizes", {"gate_margin": 10**9}),
     ("embed", True),
     ("gate_shown", False),
 ]
@@ -350,8 +361,7 @@ def test_the_first_screen_takes_only_its_flags_and_only_booleans(attr: str, valu
     before = {
         name: getattr(screen, name)
         for name in screen.param
-        if name
-        not in ("name", "controls", "widgets", "more", "scene", "figures", "notice", "lesson")
+        if name not in ("name", "controls", "scene", "figures", "notice", "lesson")
     }
     data = first_screen_model(page)
     with set_curdoc(page.document):
@@ -374,8 +384,7 @@ def test_the_first_screen_follows_its_flags_from_the_page() -> None:
         for flag in FIRST_SCREEN_FLAGS:
             data.set_from_json(flag, not getattr(screen, flag), setter=PAGE)
         page.settle()
-    assert screen.dark and not screen.more_opened and screen.lesson_opened
-    assert page.app.layout.more is not None and not page.app.layout.more.visible
+    assert screen.dark and screen.lesson_opened
 
 
 def lesson_model(page: Page) -> Model:
@@ -555,19 +564,26 @@ def test_a_location_takes_from_the_page_only_its_address_in_the_right_form(
 # --- app/compat.py: the internals used, and the log filter --------------------------------
 
 
-@pytest.mark.parametrize(
-    "cls",
-    [GridSlider, WholeNumberInput, Toggle, ChoiceSelect, ChoiceButtons, PageButton, SafeLocation],
-)
+CHECKED_COMPONENTS = {
+    FirstScreen: lambda: FirstScreen(title="t"),
+    DrawnControls: lambda: DrawnControls(SimulationState(), ["d_k"]),
+    AlertBox: AlertBox,
+    ServerMarkup: ServerMarkup,
+    SafeLocation: SafeLocation,
+}
+"""Each class that checks a page's changes (app.compat.CheckedPageChanges), and how to
+build one."""
+
+
+@pytest.mark.parametrize("cls", list(CHECKED_COMPONENTS), ids=lambda cls: cls.__name__)
 def test_panel_still_maps_page_values_through_the_hooks_the_guard_overrides(cls: type) -> None:
     assert compat.panel_version_checked(), "re-read panel/reactive.py, then update CHECKED_PANEL"
     assert compat.page_change_hooks_present(cls), (
         "Panel's Syncable no longer follows _linked_properties or maps page values in "
         "_process_property_change: re-read panel/reactive.py and update CheckedPageChanges"
     )
-    widget = cls() if cls is not GridSlider else cls(options=[1, 2])
-    assert set(widget._linked_properties) <= set(cls.page_properties)
-    assert "value" in widget._linked_properties or cls in (SafeLocation, PageButton)
+    component = CHECKED_COMPONENTS[cls]()
+    assert set(component._linked_properties) <= set(cls.page_properties)
 
 
 def test_bokeh_still_logs_a_refused_message_as_the_filter_expects() -> None:
