@@ -46,13 +46,27 @@ function sharePart(texts, send) {
   shown.rows = 3;
   shown.placeholder = texts.placeholder;
   shown.className = "share-text";
-  box.append(buttons, label, shown);
+  // Says whether the text reached the clipboard: a plain-http page, or a browser that
+  // refuses, leaves it to the student to copy from the box.
+  const status = document.createElement("div");
+  status.className = "sdpa-share-status";
+  status.setAttribute("role", "status");
+  box.append(buttons, status, label, shown);
+  const say = (words) => {
+    status.textContent = words;
+  };
   return {
     element: box,
     show(text) {
       shown.value = text;
+      say("");
       if (navigator.clipboard && window.isSecureContext) {
-        navigator.clipboard.writeText(text).catch(() => {});
+        navigator.clipboard.writeText(text).then(
+          () => say(texts.copied),
+          () => say(texts.by_hand),
+        );
+      } else {
+        say(texts.by_hand);
       }
     },
   };

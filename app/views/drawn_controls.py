@@ -127,6 +127,7 @@ CSS = f"""
 .sdpa-share {{ padding: 2px 4px 4px; }}
 .sdpa-share-buttons {{ display: flex; flex-wrap: wrap; gap: 8px; }}
 .sdpa-share label {{ display: block; line-height: 1.5; }}
+.sdpa-share-status {{ font-size: 13px; line-height: 1.4; min-height: 1.4em; margin: 2px 0; }}
 .sdpa-share textarea {{ resize: vertical; }}
 .sdpa-field input:focus-visible,
 .sdpa-share textarea:focus-visible, .sdpa-action button:focus-visible,
