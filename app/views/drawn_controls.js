@@ -98,10 +98,17 @@ function moreButton(label, section, openFrom) {
 export function render({ model, el }) {
   const key = model.channel_key;
   SdpaChannel.open(key);
+  const shown = {};
+  const positions = Object.fromEntries(
+    [...model.controls, ...model.more].map((spec) => [spec.name, spec.positions]),
+  );
   const send = (message) => {
     if (!SdpaChannel.send(key, model.channel_target, message)) model.send_msg(message);
+    // A slider's exact box shows the position's value at once, as the session expects
+    // (ControlBinding.take): a plain move gets no answer.
+    const exact = "index" in message ? shown[`${message.name}_exact`] : undefined;
+    exact?.show({ value: Number(positions[message.name][message.index]) });
   };
-  const shown = {};
   el.append(controlsGrid(model.controls, send, shown));
   let share = null;
   if (model.more.length > 0) {

@@ -379,6 +379,11 @@ class ControlBinding:
             control = CONTROL_BY_NAME[name]
             index = msg["index"]
             self._on_page[name] = {"index": index, "text": _shown(control, control.grid[index])}
+            exact = f"{name}{EXACT_SUFFIX}"
+            if exact in self._specs:
+                # The page shows the position's value in the slider's exact box too
+                # (drawn_controls.js): a plain move still gets no answer.
+                self._on_page[exact] = {"value": int(control.grid[index])}
         elif kind == "buttons":
             self._on_page[name] = {"value": str(wanted)}
         elif kind == "number":
