@@ -31,9 +31,11 @@ SHARE_TEXTS = {
     "embed": "Copy embed code",
     "shared": "link or embed code",
     "placeholder": "Press a button above; the text appears here too.",
+    "copied": "Copied to the clipboard.",
+    "by_hand": "This page cannot reach the clipboard: select the text below and copy it.",
 }
-"""The share part's words: its two buttons, the box that shows what was copied and what
-that box says while empty."""
+"""The share part's words: its two buttons, the box that shows what was copied, what that
+box says while empty, and what the page says once it has tried the clipboard."""
 
 
 def share_link(page_address: str, query: Mapping[str, str]) -> str:

@@ -46,13 +46,27 @@ function sharePart(texts, send) {
   shown.rows = 3;
   shown.placeholder = texts.placeholder;
   shown.className = "share-text";
-  box.append(buttons, label, shown);
+  // Says whether the text reached the clipboard: a plain-http page, or a browser that
+  // refuses, leaves it to the student to copy from the box.
+  const status = document.createElement("div");
+  status.className = "sdpa-share-status";
+  status.setAttribute("role", "status");
+  box.append(buttons, status, label, shown);
+  const say = (words) => {
+    status.textContent = words;
+  };
   return {
     element: box,
     show(text) {
       shown.value = text;
+      say("");
       if (navigator.clipboard && window.isSecureContext) {
-        navigator.clipboard.writeText(text).catch(() => {});
+        navigator.clipboard.writeText(text).then(
+          () => say(texts.copied),
+          () => say(texts.by_hand),
+        );
+      } else {
+        say(texts.by_hand);
       }
     },
   };
@@ -84,10 +98,17 @@ function moreButton(label, section, openFrom) {
 export function render({ model, el }) {
   const key = model.channel_key;
   SdpaChannel.open(key);
+  const shown = {};
+  const positions = Object.fromEntries(
+    [...model.controls, ...model.more].map((spec) => [spec.name, spec.positions]),
+  );
   const send = (message) => {
     if (!SdpaChannel.send(key, model.channel_target, message)) model.send_msg(message);
+    // A slider's exact box shows the position's value at once, as the session expects
+    // (ControlBinding.take): a plain move gets no answer.
+    const exact = "index" in message ? shown[`${message.name}_exact`] : undefined;
+    exact?.show({ value: Number(positions[message.name][message.index]) });
   };
-  const shown = {};
   el.append(controlsGrid(model.controls, send, shown));
   let share = null;
   if (model.more.length > 0) {

@@ -127,6 +127,7 @@ CSS = f"""
 .sdpa-share {{ padding: 2px 4px 4px; }}
 .sdpa-share-buttons {{ display: flex; flex-wrap: wrap; gap: 8px; }}
 .sdpa-share label {{ display: block; line-height: 1.5; }}
+.sdpa-share-status {{ font-size: 13px; line-height: 1.4; min-height: 1.4em; margin: 2px 0; }}
 .sdpa-share textarea {{ resize: vertical; }}
 .sdpa-field input:focus-visible,
 .sdpa-share textarea:focus-visible, .sdpa-action button:focus-visible,
@@ -378,6 +379,11 @@ class ControlBinding:
             control = CONTROL_BY_NAME[name]
             index = msg["index"]
             self._on_page[name] = {"index": index, "text": _shown(control, control.grid[index])}
+            exact = f"{name}{EXACT_SUFFIX}"
+            if exact in self._specs:
+                # The page shows the position's value in the slider's exact box too
+                # (drawn_controls.js): a plain move still gets no answer.
+                self._on_page[exact] = {"value": int(control.grid[index])}
         elif kind == "buttons":
             self._on_page[name] = {"value": str(wanted)}
         elif kind == "number":

@@ -11,6 +11,8 @@ import pytest
 from conftest import PAGE_TIMEOUT_MS
 from playwright.sync_api import expect
 
+from app.share import SHARE_TEXTS
+
 if TYPE_CHECKING:
     from conftest import AppPage
 
@@ -48,6 +50,10 @@ def test_embed_layout_has_no_header_and_keeps_the_url_state(app_page: AppPage) -
     assert heatmap_top < 600
 
 
+COPIED, BY_HAND = SHARE_TEXTS["copied"], SHARE_TEXTS["by_hand"]
+"""What the share part says once the page has tried the clipboard."""
+
+
 def test_copy_link_and_embed_code(app_page: AppPage) -> None:
     """The share box receives a link to the current scene and an iframe snippet."""
     app_page.open("?d_k=256&temperature=2")
@@ -55,6 +61,9 @@ def test_copy_link_and_embed_code(app_page: AppPage) -> None:
     box = page.get_by_label("link or embed code")
     page.get_by_role("button", name="Copy link").click()
     expect(box).to_have_value(re.compile(r"^http://127\.0\.0\.1:\d+/main\?"))
+    # The page says whether the clipboard took it (headless Chromium may refuse it).
+    said = page.get_by_role("status").filter(has_text=re.compile("clipboard"))
+    expect(said).to_have_text(re.compile(f"^({re.escape(COPIED)}|{re.escape(BY_HAND)})$"))
     query = parse_qs(urlsplit(box.input_value()).query)
     assert query["d_k"] == ["256"] and query["temperature"] == ["2"]
     assert "embed" not in query

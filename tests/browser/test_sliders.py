@@ -158,18 +158,9 @@ def test_the_exact_d_k_box_and_the_d_k_slider_follow_each_other(app_page: AppPag
     d_k = _after(D_K_GRID, 64)
     app_page.wait_histograms(d_k)
     expect(box).to_have_value(str(d_k))
-    # The move's update after the plots (lesson, URL) has arrived too: a box re-rendered
-    # while it is being filled would keep its old text in front of the new one.
     app_page.wait_url(d_k=str(d_k))
 
-    # Material UI's box may re-render while Playwright fills it (its selection is then lost
-    # and "100" lands after the old text): fill until it holds exactly what was typed,
-    # as a student would retype it, then commit.
-    for _ in range(3):
-        box.fill("100")
-        if box.input_value() == "100":
-            break
-    expect(box).to_have_value("100")
+    box.fill("100")
     box.press("Enter")
     app_page.wait_histograms(100)
     app_page.wait_url(d_k="100")

@@ -88,15 +88,24 @@ def sent(controls: DrawnControls, monkeypatch: pytest.MonkeyPatch) -> list[objec
     return messages
 
 
+@pytest.mark.parametrize("more", [(), widget_names()], ids=["first screen", "with More"])
 def test_a_move_the_page_already_shows_sends_nothing_back(
-    controls: DrawnControls, sent: list[object]
+    more: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Nor with the More controls drawn: the d_k slider's exact box shows the position's
+    value on the page as it moves (drawn_controls.js), as the session expects."""
+    controls = DrawnControls(SimulationState(), DRAWN, more=more)
+    sent: list[object] = []
+    monkeypatch.setattr(controls, "_send_msg", sent.append)
     grid = CONTROL_BY_NAME["d_k"].grid
     for index in (grid.index(64) + 1, 0, len(grid) - 1):
         controls._handle_msg({"name": "d_k", "index": index})
     controls._handle_msg({"name": "scaled", "value": False})
+    controls._handle_msg({"name": "temperature", "index": 0})
     assert sent == []
     assert controls.values["d_k"]["index"] == len(grid) - 1
+    if more:
+        assert controls.values["d_k_exact"] == {"value": 1024}
 
 
 def test_an_exact_value_kept_at_its_position_sends_its_text(
