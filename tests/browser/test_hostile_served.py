@@ -271,22 +271,25 @@ async def send_bad_values(url: str) -> tuple[ProtocolSession, list[Any]]:
     # Unknown models and attributes, and malformed events.
     await session.send_events([{"kind": "ModelChanged", "model": {"id": "nope"}, "attr": "x"}])
     await session.send_events([{"kind": "Bogus"}])
-    # A valid move still works once all that has been handled: the exact box follows it.
-    # A first move, once answered, is a barrier: the server handles a connection's
-    # messages in turn, so every answer to what came before has arrived.
+    # A valid move still works once all that has been handled. A plain move gets no
+    # answer (the page shows it already), so a share request after it is the barrier: the
+    # server handles a connection's messages in turn, and the link it answers with shows
+    # the move's d_k.
     replies = session.index.messages.setdefault(component.id, [])
 
-    def exact_sent(value: int) -> bool:
+    def linked(d_k: int) -> bool:
         return any(
-            map_get(map_get(map_get(reply, "values"), "d_k_exact"), "value") == value
+            isinstance(map_get(reply, "shared"), str) and f"d_k={d_k}&" in map_get(reply, "shared")
             for reply in replies
         )
 
     await session.send_events([move_event(component.id, "d_k", 5)])
-    await session.wait_for(lambda: exact_sent(D_K_GRID[5]), "a move")
+    await session.send_events([data_event(component, {"share": "link"})])
+    await session.wait_for(lambda: linked(D_K_GRID[5]), "a move")
     answered = len(replies)
     await session.send_events([move_event(component.id, "d_k", 3)])
-    await session.wait_for(lambda: exact_sent(D_K_GRID[3]), "the move")
+    await session.send_events([data_event(component, {"share": "link"})])
+    await session.wait_for(lambda: linked(D_K_GRID[3]), "the move")
     # The page shows the position it sent: nothing the session says after it may move it.
     for reply in replies[answered:]:
         values = map_get(reply, "values")
