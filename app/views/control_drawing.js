@@ -7,6 +7,11 @@
  * each component's module carries this file, and the first to run defines it.
  */
 globalThis.SdpaControlDrawing ??= (() => {
+  /** A unique id for an element a label or a description points at. */
+  function uniqueId(control, part) {
+    return `sdpa-${part}-${control.name}-${Math.random().toString(36).slice(2, 8)}`;
+  }
+
   /**
    * The width, in `ch`, a value's box keeps whatever it shows: that of the longest position
    * (its digits are tabular, each 1ch wide). The label then breaks where it breaks at every
@@ -20,7 +25,7 @@ globalThis.SdpaControlDrawing ??= (() => {
   function slider(control, send) {
     const box = document.createElement("div");
     box.className = "sdpa-control";
-    const id = `sdpa-control-${control.name}-${Math.random().toString(36).slice(2, 8)}`;
+    const id = uniqueId(control, "control");
     const label = document.createElement("label");
     label.htmlFor = id;
     const value = document.createElement("span");
@@ -96,7 +101,7 @@ globalThis.SdpaControlDrawing ??= (() => {
     const caption = document.createElement("div");
     caption.className = "sdpa-buttons-caption";
     caption.textContent = control.label;
-    caption.id = `sdpa-control-${control.name}-${Math.random().toString(36).slice(2, 8)}`;
+    caption.id = uniqueId(control, "control");
     const group = document.createElement("div");
     group.className = "sdpa-buttons";
     group.setAttribute("role", "group");
@@ -127,11 +132,6 @@ globalThis.SdpaControlDrawing ??= (() => {
         }
       },
     };
-  }
-
-  /** A unique id for an element a label or a description points at. */
-  function uniqueId(control, part) {
-    return `sdpa-${part}-${control.name}-${Math.random().toString(36).slice(2, 8)}`;
   }
 
   /** A caption above a form field, naming it (`for`), and the field's help under it. */
