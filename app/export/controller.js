@@ -1,18 +1,20 @@
 /*
  * sdpa-sim export controller: the state of an exported page and its way to the Bokeh models.
  *
- * A control change flows one way, as in the served app: widget → state → ask the page's
+ * A control change flows one way, as in the served app: control → state → ask the page's
  * number source for the parts that depend on what changed → draw the frame it delivers
  * into the Bokeh sources, ranges, titles and readouts, in place. The page computes no
  * number itself: the offline file's source is kernel_source.js (window.SdpaKernelSource,
  * computing with window.SdpaKernel), whose header describes the interface a served
- * session's source shares. Bokeh CustomJS callbacks call in through window.SdpaExport:
- * `start(models, widgets)` once the document is ready, `onWidget(name, model)` on every
- * change.
+ * session's source shares. The controls are the served page's, drawn by its code
+ * (control_drawing.js, window.SdpaControlDrawing) before Bokeh draws the figures; Bokeh
+ * CustomJS callbacks call in through window.SdpaExport: `start(models)` once the
+ * document is ready.
  *
- * The controls (names, labels, kinds, widgets, slider grids, URL formats), the recompute
- * graph, the URL order and the readout thresholds all come from the page's config, which
- * app/export/page.py builds from app/controls_spec.py: this script names no control.
+ * The controls (names, labels, kinds, widget specs, slider grids, URL formats), the
+ * recompute graph, the URL order and the readout thresholds all come from the page's
+ * config, which app/export/page.py builds from app/controls_spec.py: this script names no
+ * control.
  */
 (function (root) {
   "use strict";
@@ -25,13 +27,19 @@
   const A = root.SdpaAssumptions;
   const F = root.SdpaFigures;
   const D = root.SdpaLessonDrawing;
+  const C = root.SdpaControlDrawing;
 
   const CONFIG = JSON.parse(document.getElementById("sdpa-export-config").textContent);
   const DATA = CONFIG.data;
   /** The controls the page offers (app.controls_spec.page_spec), in the spec's order. */
   const CONTROLS = CONFIG.controls;
   const CONTROL = Object.fromEntries(CONTROLS.map((control) => [control.name, control]));
-  const SLIDERS = CONTROLS.filter((control) => control.widget === "slider");
+  /** What control_drawing.js draws each widget from (app/views/drawn_controls.py's specs),
+   * by name, and each grid of the page (its element's id) → the widgets drawn into it. */
+  const WIDGETS = CONFIG.widgets;
+  const GRIDS = CONFIG.grids;
+  /** The preset scenes' buttons' name: a choice applies a whole scene. */
+  const PRESET = Object.values(WIDGETS).find((spec) => spec.widget === "preset")?.name;
   const URL_ORDER = CONFIG.url_names;
   /** The controls the page shows and those it keeps fixed: what a preset is compared on. */
   const PAGE_NAMES = CONFIG.limits.controls;
@@ -49,6 +57,10 @@
 
   /** What `?controls=` asks for (query.js's parseShownControls), read as the page loads. */
   let shownControls = { shown: null, notices: [] };
+  /** The state the page opens in (openingState), read as the page loads. */
+  let opening = null;
+  /** The widgets drawn, by name: `{element, show(value)}` (control_drawing.js). */
+  const drawn = {};
 
   /**
    * Open or close the section a disclosure button controls (its aria-controls), as the
@@ -73,10 +85,59 @@
   }
 
   /**
-   * Put each control's cell where the link asks, before Bokeh draws into it: exactly the
-   * controls `?controls=` names, in its order, without "More controls"; otherwise the
-   * first-screen controls (as the template has them) and the others under "More controls",
-   * opened at once on a full page at least `wide_px` wide, as the served page does.
+   * The state the page opens in: each control's first value, then the link's (query.js's
+   * parseQuery and applyQuery, as the served app reads a link), with the preset scene's
+   * values as the page shows them and the link's notices.
+   */
+  function openingState() {
+    const state = {
+      ...Object.fromEntries(CONTROLS.map((control) => [control.name, control.default])),
+      ...CONFIG.limits.fixed,
+      [ROW]: CONFIG.row.default,
+      preset: "",
+    };
+    const parsed = Q.parseQuery(root.location.search, CONFIG.query);
+    const { values, preset, scene, notices } = Q.applyQuery(
+      parsed.values,
+      CONFIG.presets,
+      CONFIG.limits,
+    );
+    // Only what the page shows (a link's row is for the served page's lesson).
+    for (const name of PAGE_NAMES) {
+      if (name in values) {
+        state[name] = values[name];
+      }
+    }
+    state.preset = preset;
+    return {
+      state,
+      scene: Object.fromEntries(
+        PAGE_NAMES.filter((name) => name in scene).map((name) => [name, scene[name]]),
+      ),
+      notices: [...parsed.notices, ...notices],
+    };
+  }
+
+  /** What widget `name` shows for `state`, as control_drawing.js's `show` takes it (the
+   * served session's ControlBinding sends the same). */
+  function shownOnWidget(name, state) {
+    if (name === PRESET) {
+      return { value: state.preset };
+    }
+    const control = CONTROL[name];
+    const value = state[name];
+    if (control.widget === "slider") {
+      return { index: K.nearestIndex(control.grid, value), text: shownValue(control, value) };
+    }
+    return { value: control.widget === "switch" ? Boolean(value) : String(value) };
+  }
+
+  /**
+   * Draw every widget into its grid (CONFIG.grids), showing the opening state, then put
+   * each where the link asks, before Bokeh draws the figures: exactly the controls
+   * `?controls=` names, in its order, without "More controls"; otherwise the first-screen
+   * controls and the others under "More controls", opened at once on a full page at least
+   * `wide_px` wide, as the served page does.
    */
   function arrangeControls() {
     const spec = CONFIG.shown;
@@ -88,26 +149,31 @@
     if (title) {
       title.classList.toggle("sdpa-visually-hidden", embedded);
     }
+    opening = openingState();
+    const send = (message) => api.page?.onControl(message);
+    for (const [id, names] of Object.entries(GRIDS)) {
+      const grid = document.getElementById(id);
+      for (const name of names) {
+        drawn[name] = C.build(WIDGETS[name], send);
+        drawn[name].show(shownOnWidget(name, opening.state));
+        drawn[name].element.dataset.widget = name;
+        grid.append(drawn[name].element);
+      }
+    }
     shownControls = Q.parseShownControls(root.location.search, CONFIG.query, spec);
     const first = document.getElementById("sdpa-first");
     const more = document.getElementById("sdpa-more");
     const button = document.getElementById("sdpa-more-button");
-    const cells = new Map(
-      [...document.querySelectorAll(".sdpa-control")].map((cell) => [cell.dataset.control, cell]),
-    );
     const shown = shownControls.shown;
     if (shown) {
-      // The others stay in the closed section (Bokeh still draws every root it was given),
-      // or in their lesson section.
-      for (const [name, cell] of cells) {
-        if (shown.includes(name)) {
-          first.appendChild(cell);
-        } else if (!SECTION.controls.includes(name)) {
-          more.appendChild(cell);
+      // The others wait in the closed section, or in their lesson section.
+      for (const name of GRIDS["sdpa-first"]) {
+        if (!shown.includes(name)) {
+          more.appendChild(drawn[name].element);
         }
       }
       for (const name of shown) {
-        first.appendChild(cells.get(name));
+        first.appendChild(drawn[name].element);
       }
       document.getElementById("sdpa-more-box").hidden = true;
       more.hidden = true;
@@ -162,61 +228,13 @@
     return CONTROL[name]?.url_format === "general" ? T.formatGeneral(value, 6) : String(value);
   }
 
-  /** The value a slider shows at position `index`: the exact `value` if it sits there. */
-  function sliderValue(control, index, value) {
-    const position = Math.round(index);
-    return K.nearestIndex(control.grid, value) === position ? value : control.grid[position];
-  }
-
-  /**
-   * What each widget kind (a control's `widget` in the spec) does: `show` puts the Bokeh
-   * widget where `value` is, `read` returns the value it shows, or undefined when it still
-   * shows `value` (a slider at the position nearest an exact value a link set).
-   */
-  const WIDGETS = {
-    slider: {
-      show(widget, control, value) {
-        const index = K.nearestIndex(control.grid, value);
-        if (widget.value === index) {
-          // Same position, maybe an exact value off the grid: redraw the shown value.
-          widget.show_value = false;
-          widget.show_value = true;
-        } else {
-          widget.value = index;
-        }
-      },
-      read(widget, control, value) {
-        const index = Math.round(widget.value);
-        return K.nearestIndex(control.grid, value) === index ? undefined : control.grid[index];
-      },
-    },
-    switch: {
-      show(widget, control, value) {
-        widget.active = value ? [0] : [];
-      },
-      read(widget) {
-        return widget.active.includes(0);
-      },
-    },
-    buttons: {
-      show(widget, control, value) {
-        widget.active = Object.keys(control.choices).indexOf(value);
-      },
-      read(widget, control) {
-        return Object.keys(control.choices)[widget.active];
-      },
-    },
-  };
-
   class ExportPage {
     /**
      * `source` delivers the numbers the page draws (kernel_source.js describes the
      * interface: connect, request, start).
      */
-    constructor(models, widgets, source) {
+    constructor(models, source) {
       this.models = models;
-      /** The controls' Bokeh widgets, by control name. */
-      this.widgets = widgets;
       // Plain HTML in the page, outside Bokeh (see views.py).
       this.readouts = document.getElementById("sdpa-readouts");
       this.source = source;
@@ -235,14 +253,11 @@
       /** While start draws the first picture: receive then draws it all in one frame. */
       this.starting = false;
       source.connect((frame) => this.receive(frame));
-      this.state = {
-        ...Object.fromEntries(CONTROLS.map((control) => [control.name, control.default])),
-        ...CONFIG.limits.fixed,
-        [ROW]: CONFIG.row.default,
-        preset: "",
-      };
+      // The link's values (openingState), read as the controls were drawn.
+      opening ??= openingState();
+      this.state = { ...opening.state };
       /** The preset's values as the page shows them, while the controls still have them. */
-      this.scene = {};
+      this.scene = { ...opening.scene };
       this.updates = 0;
       this.pending = null;
       this.collapseTable = K.float64FromBase64(CONFIG.collapse.table);
@@ -546,10 +561,7 @@
         // Nothing on the first screen moved (the lesson's row): the lesson follows.
         this.finishFirstScreen(false);
       }
-      this.whenIdle(() => {
-        this.describeSliders();
-        this.writeUrl();
-      });
+      this.whenIdle(() => this.writeUrl());
     }
 
     /**
@@ -578,8 +590,8 @@
     }
 
     /**
-     * Run `task` when the page is idle, once for a burst of changes: the URL and the slider
-     * descriptions need not hold up the picture (replaceState alone takes a few ms).
+     * Run `task` when the page is idle, once for a burst of changes: the URL need not hold
+     * up the picture (replaceState alone takes a few ms).
      */
     whenIdle(task) {
       const scheduled = this.pending !== null;
@@ -599,49 +611,34 @@
       }
     }
 
-    /** Put every widget where the state is (onWidget then finds nothing new in it). */
-    syncWidgets() {
-      for (const control of CONTROLS) {
-        const widget = this.widgets[control.name];
-        // The lesson sections' widgets come with their document (attachSections).
-        if (widget) {
-          WIDGETS[control.widget].show(widget, control, this.state[control.name]);
-        }
+    /** Put every widget where the state is. */
+    showWidgets() {
+      for (const [name, widget] of Object.entries(drawn)) {
+        widget.show(shownOnWidget(name, this.state));
       }
     }
 
     /**
-     * A widget moved: read its value into the state. Bokeh runs CustomJS callbacks
-     * asynchronously, so this also hears the moves syncWidgets made; a slider position
-     * that already shows the state (an exact value off the grid, say) changes nothing.
+     * A widget moved (control_drawing.js's message: `{name, index}` for a slider, `{name,
+     * value}` otherwise): a preset scene applies whole; a slider position that already
+     * shows the state (an exact value a link set, off the grid) changes nothing.
      */
-    onWidget(name, model) {
-      const control = CONTROL[name];
-      const value = WIDGETS[control.widget].read(model, control, this.state[name]);
-      if (value !== undefined) {
-        this.set({ [name]: value });
-      }
-    }
-
-    /** The value a slider shows at `index`: the exact state value if it sits there. */
-    sliderLabel(name, index) {
-      const control = CONTROL[name];
-      return shownValue(control, sliderValue(control, index, this.state[name]));
-    }
-
-    /** Name the slider handles and say their values (noUiSlider would read out the index). */
-    describeSliders() {
-      const views = root.Bokeh.index;
-      if (typeof views?.find_one !== "function") {
+    onControl(message) {
+      if (message.name === PRESET) {
+        this.onPreset(message.value);
         return;
       }
-      for (const { name, label } of SLIDERS) {
-        const view = this.widgets[name] && views.find_one(this.widgets[name]);
-        const handle = view?.shadow_el?.querySelector(".noUi-handle");
-        if (handle) {
-          handle.setAttribute("aria-label", label);
-          handle.setAttribute("aria-valuetext", this.sliderLabel(name, view.model.value));
-        }
+      const control = CONTROL[message.name];
+      if (!control) {
+        return;
+      }
+      if (control.widget !== "slider") {
+        this.set({ [control.name]: message.value });
+        return;
+      }
+      const index = message.index;
+      if (K.nearestIndex(control.grid, this.state[control.name]) !== index) {
+        this.set({ [control.name]: control.grid[index] });
       }
     }
 
@@ -664,7 +661,7 @@
 
     /**
      * Show the preset scene's label and words (CONFIG.alerts.scene, app.export.views'
-     * ALERT_TEXTS), or hide them once left; the selector says which.
+     * ALERT_TEXTS), or hide them once left; the scenes' buttons say which.
      */
     showScene() {
       const preset = CONFIG.presets[this.state.preset];
@@ -673,17 +670,15 @@
         ? T.fill(CONFIG.alerts.scene, { label: preset.label, description: preset.description })
         : "";
       scene.visible = preset !== undefined;
-      if (this.models.preset_select.value !== this.state.preset) {
-        this.models.preset_select.value = this.state.preset;
-      }
+      drawn[PRESET]?.show({ value: this.state.preset });
     }
 
     /**
-     * The preset selector moved: show that scene, every control it sets at once, as the
-     * page shows them (app.state.SimulationState.choose_preset); none leaves the scene.
+     * A preset scene was chosen (`key`; "" for none): show it, every control it sets at
+     * once, as the page shows them (app.state.SimulationState.choose_preset); none leaves
+     * the scene.
      */
-    onPreset(model) {
-      const key = model.value;
+    onPreset(key) {
       if (key === this.state.preset) {
         return;
       }
@@ -706,12 +701,9 @@
             chosen.scene[name],
           ]),
         );
-        this.syncWidgets();
+        this.showWidgets();
         this.showNotices(chosen.notices);
-        this.whenIdle(() => {
-          this.describeSliders();
-          this.writeUrl();
-        });
+        this.whenIdle(() => this.writeUrl());
       }
       this.showScene();
     }
@@ -746,49 +738,26 @@
       }
     }
 
-    /** Read the URL, put the widgets there and compute everything once. */
+    /** Show the link's state (the widgets already do) and compute everything once. */
     start() {
       this.listenToLesson();
-      const parsed = Q.parseQuery(root.location.search, CONFIG.query);
-      const { values, preset, scene, notices } = Q.applyQuery(
-        parsed.values,
-        CONFIG.presets,
-        CONFIG.limits,
-      );
-      // Only what the page shows (a link's row is for the served page's lesson).
-      for (const name of PAGE_NAMES) {
-        if (name in values) {
-          this.state[name] = values[name];
-        }
-      }
-      this.state.preset = preset;
-      this.scene = Object.fromEntries(
-        PAGE_NAMES.filter((name) => name in scene).map((name) => [name, scene[name]]),
-      );
-      this.syncWidgets();
+      this.showWidgets();
       this.showScene();
-      this.showNotices([...parsed.notices, ...notices, ...shownControls.notices]);
+      this.showNotices([...opening.notices, ...shownControls.notices]);
       // The first screen in one frame, histograms included (receive), then the lesson.
       this.starting = true;
       this.request(FIRST_SCREEN_PARTS);
       this.starting = false;
       this.renderLesson();
-      this.describeSliders();
       this.writeUrl();
       this.updates += 1;
       this.source.start?.();
       afterFrame(() => onIdle(drawSections, 500));
     }
 
-    /**
-     * The lesson's document is drawn: take its models and widgets, put the widgets where
-     * the state is and draw its views.
-     */
-    attachSections(models, widgets) {
+    /** The lesson's document is drawn: take its models and draw its views. */
+    attachSections(models) {
       Object.assign(this.models, models);
-      Object.assign(this.widgets, widgets);
-      this.syncWidgets();
-      this.describeSliders();
       this.sectionsReady = true;
       this.scheduleLesson();
     }
@@ -808,7 +777,7 @@
       for (const model of doc.all_models) {
         const values = theme[model.type];
         if (!values || (!dark && !lightValues.has(model))) continue;
-        // The theme's Div is the heatmap's title; the widgets' own Divs keep their look.
+        // The theme's Div is the heatmap's title; the page's other Divs keep their look.
         if (model.type === "Div" && model.name !== "heatmap_title") continue;
         if (!lightValues.has(model)) {
           lightValues.set(model, Object.fromEntries(Object.keys(values).map((key) => [key, model[key]])));
@@ -833,38 +802,22 @@
   const api = {
     page: null,
     config: CONFIG,
-    /**
-     * Called by the document's ready callback with the Bokeh models the page updates and
-     * the controls' widgets, by control name.
-     */
-    start(models, widgets) {
+    /** Called by the document's ready callback with the Bokeh models the page updates. */
+    start(models) {
       followSystemTheme();
-      api.page = new ExportPage(models, widgets, new S.KernelSource(CONFIG));
+      api.page = new ExportPage(models, new S.KernelSource(CONFIG));
       api.page.start();
     },
     /** Called by the lesson's document once drawn, as start is by the first. */
-    startSections(models, widgets) {
+    startSections(models) {
       followSystemTheme();
-      api.page?.attachSections(models, widgets);
-    },
-    onWidget(name, model) {
-      api.page?.onWidget(name, model);
+      api.page?.attachSections(models);
     },
     onRowInput(model) {
       api.page?.onRowInput(model);
     },
-    onPreset(model) {
-      api.page?.onPreset(model);
-    },
     onHeatmapTap(y) {
       api.page?.onHeatmapTap(y);
-    },
-    sliderLabel(name, index) {
-      if (api.page) {
-        return api.page.sliderLabel(name, index);
-      }
-      const control = CONTROL[name];
-      return shownValue(control, control.grid[Math.round(index)]);
     },
     /** The state and readout numbers, for tests and the benchmark. */
     snapshot() {
@@ -887,7 +840,7 @@
         lesson_updates: page.lessonUpdates,
         // The histograms of the last d_k move are still to be drawn (finishFirstScreen).
         histograms_pending: page.histogramsScheduled,
-        // The lesson's document is drawn and its widgets follow the state.
+        // The lesson's document is drawn.
         sections_ready: Boolean(page.sectionsReady),
         // A lesson pass is scheduled or under way (scheduleLesson).
         lesson_pending: page.lessonScheduled,

@@ -1,8 +1,10 @@
-"""Builds an exported page: one Bokeh document, its JavaScript and data, in one HTML file.
+"""Builds an exported page: its two Bokeh documents (the figures), its JavaScript and data,
+in one HTML file.
 
 What the server does in Python after a control change, the page does in JavaScript
-(``kernel.js``, ``text.js``, ``query.js`` and ``controller.js``, run from Bokeh
-``CustomJS`` callbacks); this module hands that JavaScript everything it needs as JSON.
+(``kernel.js``, ``text.js``, ``query.js`` and ``controller.js``); its controls are the
+served page's, drawn by the same ``control_drawing.js`` from the same specs. This module
+hands that JavaScript everything it needs as JSON.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from bokeh.document import Document
 from bokeh.embed.bundle import Bundle, bundle_for_objs_and_resources
 from bokeh.embed.elements import html_page_for_render_items
 from bokeh.embed.util import standalone_docs_json_and_render_items
-from bokeh.models import CustomJS, Model, Widget
+from bokeh.models import CustomJS, Model
 from bokeh.resources import INLINE
 
 from app.compat import BOKEH_IMAGE_JS, UNCHANGED_STYLESHEETS_JS, without_model_definitions
@@ -37,7 +39,6 @@ from app.controls_spec import (
 )
 from app.derived import HISTOGRAM_BINS, HISTOGRAM_HALF_WIDTH
 from app.export.assumptions import (
-    SECTION_CONTROLS,
     SECTION_GROUPS,
     assumptions_config,
     section_css,
@@ -69,16 +70,7 @@ from app.export.lesson import (
 )
 from app.export.training import build_training, default_grid, training_spec
 from app.export.views import ALERT_TEXTS, build_views, figures_config, intro_html
-from app.export.widgets import (
-    FIRST_SCREEN,
-    MORE,
-    OFFLINE_CONTROLS,
-    PRESET,
-    build_widgets,
-    control_roots,
-    preset_root,
-    root_name,
-)
+from app.export.widgets import FIRST_SCREEN, MORE, OFFLINE_CONTROLS, PRESET, widget_specs
 from app.layout import WIDE_PAGE_PX
 from app.model import SimulationModel
 from app.numbers_out import frame_fields_spec
@@ -86,6 +78,8 @@ from app.presets import PRESETS, Preset, Reach, presets_within
 from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, index_limits, limit_indexes, query_spec
 from app.state import SimulationState
 from app.views.disclosure import boxed_disclosure_css
+from app.views.drawn_controls import CONTROL_DRAWING
+from app.views.drawn_controls import CSS as CONTROLS_CSS
 from app.views.drawn_figures import DARK_FIGURE_THEME
 from app.views.first_screen import LESSON_HEADING, MORE_LABEL
 from app.views.readouts import READOUT_CSS
@@ -94,17 +88,24 @@ from app.views.training_grid import CSS as TRAINING_CSS
 
 ASSETS = Path(__file__).resolve().parent
 SCRIPTS = (
-    "kernel.js",
-    "text.js",
-    "query.js",
-    "lesson.js",
-    "lesson_drawing.js",
-    "assumptions.js",
-    "kernel_source.js",
-    "figures.js",
-    "controller.js",
+    CONTROL_DRAWING,
+    *(
+        ASSETS / name
+        for name in (
+            "kernel.js",
+            "text.js",
+            "query.js",
+            "lesson.js",
+            "lesson_drawing.js",
+            "assumptions.js",
+            "kernel_source.js",
+            "figures.js",
+            "controller.js",
+        )
+    ),
 )
-"""The page's own JavaScript, in load order (each uses the ones before it)."""
+"""The page's JavaScript, in load order (each uses the ones before it): the served page's
+control drawing code, then the file's own."""
 
 PAGE_CONTROLS = tuple(control.name for control in OFFLINE_CONTROLS)
 """The controls an exported page offers (app/controls_spec.py's ``offline`` ones)."""
@@ -185,8 +186,17 @@ PAGE_WIDGETS = (PRESET, *PAGE_CONTROLS)
 """What the page offers a widget for: what ``?controls=`` may name on it."""
 
 MORE_CELLS = (PRESET, *MORE)
-"""The cells under "More controls", top to bottom: the preset selector first, as on the
+"""The cells under "More controls", top to bottom: the preset scenes first, as on the
 served page, then the offline controls not on the first screen."""
+
+CONTROL_GRIDS = {
+    "sdpa-first": FIRST_SCREEN,
+    "sdpa-more": MORE_CELLS,
+    **{f"sdpa-assumptions-{group}-controls": names for group, names in SECTION_GROUPS.items()},
+}
+"""Each grid of controls on the page (its element's id in page.html.jinja) → the widgets
+controller.js draws into it, top to bottom: the first screen's, "More controls" and each
+group of the lesson's assumptions section."""
 
 SIDEBAR_PX = 1000
 """Window width from which the page's controls sit beside the plots (page.css's media
@@ -264,6 +274,9 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
             for control in spec["controls"]
         ],
         "limits": page_limits(data),
+        # What control_drawing.js draws each widget from, and where each goes.
+        "widgets": widget_specs(grids, page_presets(data)),
+        "grids": {grid: list(names) for grid, names in CONTROL_GRIDS.items()},
         "query": query_spec(),
         "shown": shown_controls_spec(),
         **lesson_config(),
@@ -278,16 +291,11 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
     }
 
 
-def _ready_callback(
-    function: str, models: dict[str, Model], widgets: dict[str, Widget]
-) -> CustomJS:
+def _ready_callback(function: str, models: dict[str, Model]) -> CustomJS:
     """A document's ready callback: hands the page script's ``function`` the document's
-    models and widgets (by control name; as arguments they take a prefix, apart from the
-    models' names)."""
-    args = {**models, **{f"widget_{name}": widget for name, widget in widgets.items()}}
+    models, by name."""
     views = ", ".join(models)
-    controls = ", ".join(f"{name}: widget_{name}" for name in widgets)
-    return CustomJS(args=args, code=f"SdpaExport.{function}({{{views}}}, {{{controls}}});")
+    return CustomJS(args=models, code=f"SdpaExport.{function}({{{views}}});")
 
 
 @dataclass(frozen=True)
@@ -323,35 +331,15 @@ def build_document(data: ExportData) -> tuple[PageDocuments, dict, dict]:
     views = build_views(model)
     lesson = build_lesson(model, views.models["heatmap"])
     training = build_training(model, default_grid())
-    widgets = build_widgets(state.param.values(), slider_grids(data))
-    roots = control_roots(widgets)
-    preset = preset_root(state.preset, page_presets(data))
-    first_widgets = {name: w for name, w in widgets.items() if name not in SECTION_CONTROLS}
-    first = _document(
-        (
-            *(roots[name] for name in first_widgets),
-            preset,
-            *views.roots.values(),
-        ),
-        _ready_callback(
-            "start",
-            {**views.models, "preset_select": preset.children[0]},
-            first_widgets,
-        ),
-    )
+    first = _document(views.roots.values(), _ready_callback("start", views.models))
     histogram_roots, histogram_models = section_histogram(model)
     sections = _document(
         (
             *lesson.roots.values(),
-            *(roots[name] for name in SECTION_CONTROLS),
             *histogram_roots.values(),
             *training.roots.values(),
         ),
-        _ready_callback(
-            "startSections",
-            {**lesson.models, **training.models, **histogram_models},
-            {name: widgets[name] for name in SECTION_CONTROLS},
-        ),
+        _ready_callback("startSections", {**lesson.models, **training.models, **histogram_models}),
     )
     config = page_config(data, state, curve_points=len(model.raw_histogram.curve_x))
     html = {"readouts": views.readouts, **lesson.html, **training.html, **section_html(model)}
@@ -393,7 +381,7 @@ def render_html(data: ExportData) -> str:
         (
             UNCHANGED_STYLESHEETS_JS,
             BOKEH_IMAGE_JS,
-            *((ASSETS / name).read_text(encoding="utf-8") for name in SCRIPTS),
+            *(path.read_text(encoding="utf-8") for path in SCRIPTS),
         )
     )
     if "</script" in scripts.lower():
@@ -413,6 +401,7 @@ def render_html(data: ExportData) -> str:
         template_variables={
             "sdpa_style": THEME_CSS
             + (ASSETS / "page.css").read_text(encoding="utf-8")
+            + CONTROLS_CSS
             + boxed_disclosure_css()
             + READOUT_CSS
             + TRAINING_CSS
@@ -427,12 +416,6 @@ def render_html(data: ExportData) -> str:
             "sdpa_title": html.escape(TITLE),
             "sdpa_lesson_heading": html.escape(LESSON_HEADING),
             "sdpa_intro": intro_html(),
-            "sdpa_first": [(name, root_name(name)) for name in FIRST_SCREEN],
-            "sdpa_more": [(name, root_name(name)) for name in MORE_CELLS],
-            "sdpa_assumption_groups": {
-                group: [(name, root_name(name)) for name in names]
-                for group, names in SECTION_GROUPS.items()
-            },
             "sdpa_more_label": MORE_LABEL,
             "sdpa_limits": {
                 "n_max": data.n_max,

@@ -1,15 +1,19 @@
 /*
- * The served page's controls drawn in the browser (app/views/drawn_controls.py): a slider,
- * a switch, a choice of buttons (the preset scenes too), a whole-number box or an action's
- * button built
- * from a control's spec, named by its label. Shared
- * by the first screen's component (drawn_controls.js) and the lesson's (drawn_lesson.js):
- * each component's module carries this file, and the first to run defines it.
+ * Both pages' controls drawn in the browser: a slider, a switch, a choice of buttons (the
+ * preset scenes too), a whole-number box or an action's button built from a widget's spec
+ * (app/views/drawn_controls.py's widget_spec), named by its label. Shared by the served
+ * first screen's component (drawn_controls.js), the served lesson's (drawn_lesson.js) and
+ * the offline file (app/export/controller.js): each served component's module carries
+ * this file, the file loads it first, and the first to run defines it.
  */
 globalThis.SdpaControlDrawing ??= (() => {
-  /** A unique id for an element a label or a description points at. */
-  function uniqueId(control, part) {
-    return `sdpa-${part}-${control.name}-${Math.random().toString(36).slice(2, 8)}`;
+  /**
+   * A unique id for an element a label, a description or a button points at: the part it
+   * is (`control`, `help`, `shared`, `more`) and the name it belongs to, made unique
+   * because a page may draw the same widget twice (a course page with two frames).
+   */
+  function uniqueId(part, name) {
+    return `sdpa-${part}-${name}-${Math.random().toString(36).slice(2, 8)}`;
   }
 
   /**
@@ -25,7 +29,7 @@ globalThis.SdpaControlDrawing ??= (() => {
   function slider(control, send) {
     const box = document.createElement("div");
     box.className = "sdpa-control";
-    const id = uniqueId(control, "control");
+    const id = uniqueId("control", control.name);
     const label = document.createElement("label");
     label.htmlFor = id;
     const value = document.createElement("span");
@@ -101,7 +105,7 @@ globalThis.SdpaControlDrawing ??= (() => {
     const caption = document.createElement("div");
     caption.className = "sdpa-buttons-caption";
     caption.textContent = control.label;
-    caption.id = uniqueId(control, "control");
+    caption.id = uniqueId("control", control.name);
     const group = document.createElement("div");
     group.className = "sdpa-buttons";
     group.setAttribute("role", "group");
@@ -138,7 +142,7 @@ globalThis.SdpaControlDrawing ??= (() => {
   function labelled(control, field) {
     const box = document.createElement("div");
     box.className = "sdpa-control sdpa-field";
-    field.id = uniqueId(control, "control");
+    field.id = uniqueId("control", control.name);
     field.dataset.control = control.name;
     const label = document.createElement("label");
     label.htmlFor = field.id;
@@ -147,7 +151,7 @@ globalThis.SdpaControlDrawing ??= (() => {
     if (control.help) {
       const help = document.createElement("div");
       help.className = "sdpa-help";
-      help.id = uniqueId(control, "help");
+      help.id = uniqueId("help", control.name);
       help.textContent = control.help;
       field.setAttribute("aria-describedby", help.id);
       box.append(help);
@@ -221,5 +225,5 @@ globalThis.SdpaControlDrawing ??= (() => {
     return BUILDERS[control.widget](control, send);
   }
 
-  return { build };
+  return { build, uniqueId };
 })();

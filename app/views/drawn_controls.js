@@ -36,7 +36,7 @@ function sharePart(texts, send) {
     button.addEventListener("click", () => send({ share: kind }));
     buttons.append(button);
   }
-  const id = `sdpa-shared-${Math.random().toString(36).slice(2, 8)}`;
+  const id = SdpaControlDrawing.uniqueId("shared", "text");
   const label = document.createElement("label");
   label.htmlFor = id;
   label.textContent = texts.shared;
@@ -82,7 +82,7 @@ function moreButton(label, section, openFrom) {
   const button = document.createElement("button");
   button.type = "button";
   button.className = "disclosure";
-  section.id = `sdpa-more-${Math.random().toString(36).slice(2, 8)}`;
+  section.id = SdpaControlDrawing.uniqueId("more", "section");
   button.setAttribute("aria-controls", section.id);
   const show = (opened) => {
     section.hidden = !opened;

@@ -18,7 +18,7 @@ differ; ``values`` itself, what a new view of the component starts from, follows
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -169,9 +169,10 @@ def _shown(control: Control, value: object) -> str:
     return format(value, "g") if control.kind == "number" else str(value)
 
 
-def control_spec(control: Control) -> dict[str, object]:
+def control_spec(control: Control, grid: Sequence[float] | None = None) -> dict[str, object]:
     """What the page needs to draw ``control``: its name, label, widget kind, for a slider
-    the label of each of its positions, for buttons each choice and its words, for a
+    the label of each of its positions (on ``grid``, the spec's unless given: the offline
+    file's d_k steps are its own), for buttons each choice and its words, for a
     whole-number box its bounds (the page's ``number``)."""
     spec: dict[str, object] = {
         "name": control.name,
@@ -179,7 +180,7 @@ def control_spec(control: Control) -> dict[str, object]:
         "widget": "number" if control.widget == "whole_number" else control.widget,
     }
     if control.widget == "slider":
-        spec["positions"] = [_shown(control, value) for value in control.grid]
+        spec["positions"] = [_shown(control, value) for value in grid or control.grid]
     if control.widget == "buttons":
         spec["choices"] = [[value, text] for value, text in control.choices.items()]
     if control.widget == "whole_number" and control.bounds is not None:
@@ -200,6 +201,18 @@ EXACT_SUFFIX = "_exact"
 """A slider's exact box is called its control's name and this (``d_k_exact``)."""
 
 
+def preset_spec(labels: Mapping[str, str]) -> dict[str, object]:
+    """What the page needs to draw the preset scenes' buttons: "none" first, then each
+    scene's label by its key (``labels``: the served page's scenes, or the offline file's
+    as it words them)."""
+    return {
+        "name": PRESET,
+        "label": PRESET_LABEL,
+        "widget": "preset",
+        "choices": [["", NO_PRESET_LABEL], *([key, label] for key, label in labels.items())],
+    }
+
+
 def widget_spec(name: str) -> dict[str, object]:
     """What the page needs to draw the widget called ``name`` (one of
     :func:`app.controls.widget_names`): a control's (:func:`control_spec`), the preset
@@ -210,13 +223,7 @@ def widget_spec(name: str) -> dict[str, object]:
         ValueError: if no widget is called ``name``.
     """
     if name == PRESET:
-        presets = [[key, label] for label, key in preset_options().items()]
-        return {
-            "name": name,
-            "label": PRESET_LABEL,
-            "widget": "preset",
-            "choices": [["", NO_PRESET_LABEL], *presets],
-        }
+        return preset_spec({key: label for label, key in preset_options().items()})
     if name == RESAMPLE:
         return {"name": name, "label": RESAMPLE_LABEL, "widget": "action"}
     control = CONTROL_BY_NAME.get(name.removesuffix(EXACT_SUFFIX))

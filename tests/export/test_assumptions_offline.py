@@ -307,7 +307,7 @@ def test_the_section_shows_the_served_readouts_and_marks_the_overflow(open_expor
     # Back to the stable softmax: no overflow, the layer hides.
     _open_section(opened)
     count = opened.updates()
-    opened.page.get_by_role("checkbox", name=CONTROL_BY_NAME["subtract_max"].label).check()
+    opened.page.get_by_role("switch", name=CONTROL_BY_NAME["subtract_max"].label).check()
     opened.wait_for_update_after(count)
     assert opened.snapshot()["non_finite"] == 0
     assert opened.model("heatmap_overflow", "m.visible") is False

@@ -136,12 +136,12 @@ def test_keyboard_moves_every_control_and_the_weights_follow_the_core(open_expor
     opened = open_export()
     press(opened, "slider", LABEL["d_k"], "End")
     assert assert_weights_match_core(opened)["d_k"] == 512
-    press(opened, "checkbox", LABEL["scaled"], "Space")
+    press(opened, "switch", LABEL["scaled"], "Space")
     press(opened, "slider", LABEL["temperature"], "Home")
     state = assert_weights_match_core(opened)
     assert (state["scaled"], state["temperature"]) == (False, 0.05)
     press(opened, "slider", LABEL["n"], "End")
-    press(opened, "checkbox", LABEL["causal"], "Space")
+    press(opened, "switch", LABEL["causal"], "Space")
     state = assert_weights_match_core(opened)
     assert (state["n"], state["causal"]) == (128, True)
     # The whole 128×128 matrix is in view, query 0 at the top.
@@ -288,9 +288,10 @@ def test_url_parameters_set_the_state(open_export) -> None:
         == "0.33"
     )
     assert page.get_by_role("slider", name=LABEL["n"]).get_attribute("aria-valuetext") == "100"
-    assert page.get_by_role("checkbox", name=LABEL["scaled"]).is_checked() is False
-    assert page.get_by_role("checkbox", name=LABEL["causal"]).is_checked() is True
-    assert opened.model("view", "m.active") == 1
+    assert page.get_by_role("switch", name=LABEL["scaled"]).is_checked() is False
+    assert page.get_by_role("switch", name=LABEL["causal"]).is_checked() is True
+    view = page.get_by_role("group", name=LABEL["view"], exact=True)
+    assert view.locator("button[aria-pressed=true]").all_inner_texts() == [VIEWS["scaled"]]
     np.testing.assert_array_equal(page_image(opened, "shown"), page_image(opened, "scaled"))
     assert opened.model("heatmap", "[m.x_range.end, m.y_range.start]") == [100, 100]
     assert opened.model("notice", "m.visible") is False
@@ -332,7 +333,7 @@ def test_layout_fits_the_width(open_export, width: int) -> None:
     boxes = opened.page.evaluate(
         """() => {
             const box = (selector) => document.querySelector(selector).getBoundingClientRect();
-            const controls = box(".sdpa-controls"), heatmap = box(".sdpa-heatmap");
+            const controls = box(".sdpa-control-panel"), heatmap = box(".sdpa-heatmap");
             return {
                 scroll: document.documentElement.scrollWidth,
                 controlsRight: controls.right, controlsBottom: controls.bottom,

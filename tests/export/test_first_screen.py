@@ -76,8 +76,9 @@ def box(opened: OfflinePage, what: str) -> dict[str, float]:
     """The viewport box of a control's widget (by name) or of a figure (by model name)."""
     return opened.page.evaluate(
         """(name) => {
-            const model = Bokeh.documents[0].get_model_by_name(name);
-            const box = Bokeh.index.find_one(model).el.getBoundingClientRect();
+            const widget = document.querySelector(`[data-widget="${name}"]`);
+            const model = widget ? null : Bokeh.documents[0].get_model_by_name(name);
+            const box = (widget ?? Bokeh.index.find_one(model).el).getBoundingClientRect();
             return {left: box.left, top: box.top, right: box.right, bottom: box.bottom,
                     width: box.width, height: box.height};
         }""",
@@ -100,8 +101,8 @@ def in_view(opened: OfflinePage, what: str, width: int, height: int) -> bool:
 def control_cells(opened: OfflinePage, where: str) -> list[str]:
     """The controls in the first-screen grid or the "More controls" section, in order."""
     return opened.page.evaluate(
-        "(where) => [...document.querySelectorAll(`#${where} .sdpa-control`)]"
-        ".map((cell) => cell.dataset.control)",
+        "(where) => [...document.querySelectorAll(`#${where} > [data-widget]`)]"
+        ".map((cell) => cell.dataset.widget)",
         where,
     )
 
@@ -140,7 +141,7 @@ def test_more_controls_open_in_place_and_work(open_export) -> None:
     opened = open_export(width=400, height=700)
     page = opened.page
     button = more_button(opened)
-    causal = page.get_by_role("checkbox", name=LABEL["causal"], exact=True)
+    causal = page.get_by_role("switch", name=LABEL["causal"], exact=True)
     assert not causal.is_visible()
     button.press("Enter")
     assert button.get_attribute("aria-expanded") == "true"
@@ -155,11 +156,10 @@ def test_more_controls_open_in_place_and_work(open_export) -> None:
     opened.wait_for_update_after(count)
     state = opened.snapshot()["state"]
     assert (state["view"], state["causal"]) == ("raw", True)
-    # The opened section's widgets are laid out to its width, not left at zero size.
-    cell = page.evaluate(
-        "document.querySelector('[data-control=view]').getBoundingClientRect().width"
-    )
-    assert box(opened, "view")["width"] >= 0.9 * cell > 100
+    # The opened section's widgets are laid out to its width, not left at zero size: the
+    # view's buttons take a whole row.
+    grid = page.evaluate("document.getElementById('sdpa-more').getBoundingClientRect().width")
+    assert box(opened, "view")["width"] >= 0.9 * grid > 100
     button.click()
     assert button.get_attribute("aria-expanded") == "false"
     assert not causal.is_visible()
@@ -169,7 +169,7 @@ def test_more_controls_open_in_place_and_work(open_export) -> None:
 def test_a_wide_full_page_opens_more_controls_at_once(open_export) -> None:
     opened = open_export(width=1280, height=800)
     assert more_button(opened).get_attribute("aria-expanded") == "true"
-    assert opened.page.get_by_role("checkbox", name=LABEL["causal"], exact=True).is_visible()
+    assert opened.page.get_by_role("switch", name=LABEL["causal"], exact=True).is_visible()
     embedded = open_export("?embed=true", width=1280, height=800)
     assert more_button(embedded).get_attribute("aria-expanded") == "false"
 
@@ -185,9 +185,9 @@ def test_a_link_shows_exactly_the_controls_it_names(open_export) -> None:
         if name == "view":
             shown = page.get_by_role("button", name=VIEWS["raw"], exact=True).is_visible()
         elif name == "scaled":
-            shown = page.get_by_role("checkbox", name=LABEL[name], exact=True).is_visible()
+            shown = page.get_by_role("switch", name=LABEL[name], exact=True).is_visible()
         else:
-            role = "checkbox" if name == "causal" else "slider"
+            role = "switch" if name == "causal" else "slider"
             shown = page.get_by_role(role, name=LABEL[name], exact=True).is_visible()
         assert shown is visible, name
     notice = opened.model("notice", "m.text")

@@ -117,7 +117,7 @@ def test_the_collapse_curves_follow_the_controls_as_the_served_ones_do(open_expo
     assert_collapse_matches_served(opened)
     press(opened, "slider", LABEL["temperature"], "Home")
     assert_collapse_matches_served(opened)
-    press(opened, "checkbox", LABEL["scaled"], "Space")
+    press(opened, "switch", LABEL["scaled"], "Space")
     press(opened, "slider", LABEL["d_k"], "ArrowLeft")
     assert_collapse_matches_served(opened)
     press(opened, "slider", LABEL["temperature"], "End")
@@ -200,10 +200,10 @@ def test_one_query_and_the_output_follow_the_controls_as_the_served_ones_do(
 ) -> None:
     opened = open_export("?row=5&d_k=256")
     assert assert_row_and_output_match_served(opened)["row"] == 5
-    press(opened, "checkbox", LABEL["scaled"], "Space")
+    press(opened, "switch", LABEL["scaled"], "Space")
     press(opened, "slider", LABEL["temperature"], "ArrowLeft")
     assert_row_and_output_match_served(opened)
-    press(opened, "checkbox", LABEL["causal"], "Space")
+    press(opened, "switch", LABEL["causal"], "Space")
     assert_row_and_output_match_served(opened)
     press(opened, "slider", LABEL["n"], "End")
     assert assert_row_and_output_match_served(opened)["n"] == 128
@@ -295,10 +295,17 @@ def test_the_preset_selector_applies_a_scene_as_the_served_one_does(open_export)
 
     opened = open_export("?preset=lesson", width=1280, height=800)
     page = opened.page
-    select = page.get_by_role("combobox", name=PRESET_LABEL)
-    assert opened.model("preset_select", "m.value") == "lesson"
+    scenes = page.get_by_role("group", name=PRESET_LABEL)
+
+    def pressed() -> list[str]:
+        """The scene buttons shown pressed (one at a time)."""
+        return scenes.locator("button[aria-pressed=true]").all_inner_texts()
+
+    # The scenes as the file words them (within its d_k), by key.
+    labels = dict(opened.page.evaluate("SdpaExport.config.widgets.preset.choices"))
+    assert pressed() == [labels["lesson"]]
     count = opened.updates()
-    select.select_option(label=PRESETS["causal"].label)
+    scenes.get_by_role("button", name=labels["causal"], exact=True).click()
     opened.wait_for_update_after(count)
     snapshot = opened.snapshot()
     causal = PRESETS["causal"]
@@ -312,15 +319,11 @@ def test_the_preset_selector_applies_a_scene_as_the_served_one_does(open_export)
         f"Preset scene: {causal.label}. {causal.description}"
     )
     page.wait_for_function("() => location.search.startsWith('?preset=causal&')")
-    # A control moved away from the scene leaves it; the selector says so.
+    assert pressed() == [labels["causal"]]
+    # A control moved away from the scene leaves it; the scenes' buttons say so.
     press(opened, "slider", LABEL["temperature"], "ArrowRight")
     assert opened.snapshot()["preset"] == ""
-    assert opened.model("preset_select", "m.value") == ""
-    page.wait_for_function(
-        "(label) => Bokeh.index.find_one(SdpaExport.page.models.preset_select)"
-        ".input_el.selectedOptions[0].textContent === label",
-        arg=NO_PRESET_LABEL,
-    )
+    assert pressed() == [NO_PRESET_LABEL]
     assert opened.model("scene", "m.visible") is False
 
 
@@ -446,7 +449,7 @@ FOCUSED = """() => {
 
 @pytest.mark.browser
 def test_the_keyboard_reaches_every_control_of_the_page_and_the_lesson(open_export) -> None:
-    from app.controls_spec import PRESET_LABEL, VIEWS
+    from app.controls_spec import NO_PRESET_LABEL, VIEWS
     from app.lesson import TRAINING_TITLE
     from app.views import quiz
     from app.views.worked_example import SWITCH_LABEL
@@ -463,7 +466,7 @@ def test_the_keyboard_reaches_every_control_of_the_page_and_the_lesson(open_expo
         LABEL["n"],
         LABEL["scaled"],
         "More controls",
-        PRESET_LABEL,
+        NO_PRESET_LABEL,  # the preset scenes' first button
         VIEWS["weights"],
         LABEL["causal"],
         TRAINING_TITLE,
@@ -515,7 +518,7 @@ def test_every_lesson_control_shares_a_screen_with_what_it_changes(
         for name in SECTION_GROUPS["law"]
     }
     pairs["precision"] = (page.get_by_role("button", name="float16", exact=True), overflow)
-    pairs["subtract_max"] = (page.get_by_role("checkbox", name=LABEL["subtract_max"]), overflow)
+    pairs["subtract_max"] = (page.get_by_role("switch", name=LABEL["subtract_max"]), overflow)
     pairs["worked example"] = (
         page.get_by_role("switch", name=SWITCH_LABEL),
         page.locator("#sdpa-worked-scaled").element_handle(),

@@ -16,7 +16,6 @@ from app.export import MAX_BYTES, ExportTooLargeError, export_html
 from app.export.assumptions import SECTION_CONTROLS
 from app.export.data import build_export_data
 from app.export.page import PAGE_CONTROLS, build_document, initial_state, inline_bundle
-from app.export.widgets import root_name
 from app.views.heatmap import LEGEND_KEY_NAME
 
 
@@ -85,12 +84,13 @@ def test_page_states_its_limits(html: str) -> None:
     assert "seed 0" in html
 
 
-def test_every_control_calls_the_page_script() -> None:
-    document, config, _ = build_document(build_export_data(16, 16, 0))
+def test_every_control_is_drawn_in_the_browser_not_a_bokeh_widget() -> None:
+    documents, config, _ = build_document(build_export_data(16, 16, 0))
     for name in PAGE_CONTROLS:
-        model = document.get_model_by_name(name)
-        callbacks = [cb for cbs in model.js_property_callbacks.values() for cb in cbs]
-        assert any("SdpaExport.onWidget" in cb.code for cb in callbacks), name
+        # The page draws it (control_drawing.js) into one of its grids.
+        assert documents.get_model_by_name(name) is None, name
+        assert config["widgets"][name]["name"] == name
+        assert sum(name in names for names in config["grids"].values()) == 1, name
     # The page starts at the served defaults, moved onto its slider positions.
     assert {control["name"]: control["default"] for control in config["controls"]} == {
         "d_k": 16,
@@ -155,12 +155,13 @@ def test_the_lesson_is_a_document_of_its_own() -> None:
     # BokehJS builds, lays out and paints every root's views before the page shows anything:
     # the lesson sections' figures and controls are drawn after the first screen, from a
     # second document; the first holds the first screen alone.
-    documents, _, _ = build_document(build_export_data(16, 16, 0))
+    documents, config, _ = build_document(build_export_data(16, 16, 0))
     later = {root.name for root in documents.sections.roots}
     first = {root.name for root in documents.first.roots}
     assert not later & first
-    for name in SECTION_CONTROLS:
-        assert root_name(name) in later and documents.first.get_model_by_name(name) is None
+    # The section's controls are drawn by the page into the section's own grids.
+    section_grids = [names for grid, names in config["grids"].items() if "assumptions" in grid]
+    assert sorted(name for names in section_grids for name in names) == sorted(SECTION_CONTROLS)
     lesson_figures = {"training_loss", "training_accuracy", "row_panel", "output_panel"}
     assert lesson_figures | {"collapse_entropy"} <= later
     assert {"heatmap_panel", "histograms"} <= first

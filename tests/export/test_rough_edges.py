@@ -9,7 +9,7 @@ import re
 import pytest
 from browser_support import ROW_CELL_PIXELS_JS, assert_bright_cell_in_full_view
 
-from app.controls_spec import CONTROLS, TITLE
+from app.controls_spec import CONTROLS, PRESET_LABEL, TITLE
 from app.export.lesson import BEYOND_REACH, note_beyond_reach
 from app.views.heatmap import ROW_OUTLINE_COLOUR
 
@@ -21,21 +21,14 @@ FIRST_SLIDERS = [
     for control in CONTROLS
     if control.offline and control.first_screen and control.widget == "slider"
 ]
-"""The file's first-screen sliders (Bokeh's)."""
+"""The file's first-screen sliders."""
 
-BOXES_JS = """() => [...document.querySelectorAll('#sdpa-first .sdpa-control')].map((cell) => {
-  const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name(cell.dataset.control));
-  const bar = view && view.shadow_el.querySelector('.noUi-target');
+BOXES_JS = """() => [...document.querySelectorAll('#sdpa-first > [data-widget]')].map((cell) => {
+  const bar = cell.querySelector('input[type=range]');
   const box = (bar || cell).getBoundingClientRect();
-  return [cell.dataset.control, box.x, box.y, box.width, box.height];
+  return [cell.dataset.widget, box.x, box.y, box.width, box.height];
 })"""
 """Each first-screen control's bar (a slider's track, else its cell): x, y, width, height."""
-
-TOOLTIPS_JS = """(names) => names.filter((name) => {
-  const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name(name));
-  return view.shadow_el.querySelector('.noUi-tooltip') !== null;
-})"""
-"""The sliders among ``names`` that draw a noUiSlider value tooltip."""
 
 
 def boxes(opened: OfflinePage) -> list[list]:
@@ -47,16 +40,15 @@ def boxes(opened: OfflinePage) -> list[list]:
 def test_first_screen_sliders_do_not_move_across_their_range(
     open_export, query: str, width: int, height: int
 ) -> None:
-    """Every position of every first-screen slider, by keyboard: no slider's bar moves, and
-    none draws a value tooltip over its label."""
+    """Every position of every first-screen slider, by keyboard: no slider's bar moves (the
+    label above it keeps its width whatever value it shows)."""
     opened = open_export(query, width=width, height=height)
     page = opened.page
     still = boxes(opened)
     assert [row[0] for row in still][: len(FIRST_SLIDERS)] == FIRST_SLIDERS
-    assert page.evaluate(TOOLTIPS_JS, FIRST_SLIDERS) == []
     for name in FIRST_SLIDERS:
         slider = page.get_by_role("slider", name=LABEL[name], exact=True)
-        positions = int(float(slider.get_attribute("aria-valuemax")))
+        positions = int(slider.get_attribute("max"))
         count = opened.updates()
         slider.press("Home")
         opened.wait_for_update_after(count)
@@ -66,7 +58,7 @@ def test_first_screen_sliders_do_not_move_across_their_range(
             slider.press("ArrowRight")
             opened.wait_for_update_after(count)
             assert boxes(opened) == still, (name, opened.snapshot()["state"][name])
-        assert float(slider.get_attribute("aria-valuenow")) == positions
+        assert int(slider.input_value()) == positions
 
 
 PAINTED_JS = "(figure) => Bokeh.index.find_one(figure).has_finished()"
@@ -105,7 +97,7 @@ def test_embedded_the_file_drops_its_header_as_the_served_page_does(open_export)
     assert box is not None and box["width"] <= 1 and box["height"] <= 1
     # The controls come first.
     top = embedded.page.evaluate(
-        "document.querySelector('.sdpa-controls').getBoundingClientRect().top"
+        "document.querySelector('.sdpa-control-panel').getBoundingClientRect().top"
     )
     assert top < 20
 
@@ -122,7 +114,8 @@ def test_the_collapse_preset_fits_the_file_without_a_notice(open_export) -> None
     assert opened.model("notice", "m.visible") is False
     scene = opened.model("scene", "m.text")
     assert "d_k = 512" in scene and "1024" not in scene, scene
-    options = opened.model("preset_select", "m.options.map((option) => option[1])")
+    scenes = opened.page.get_by_role("group", name=PRESET_LABEL)
+    options = scenes.get_by_role("button").all_inner_texts()
     assert "Unscaled collapse (d_k = 512, scale off)" in options
     assert not any("1024" in option for option in options), options
 
@@ -151,9 +144,9 @@ def test_the_note_marks_only_values_past_the_page() -> None:
 
 
 WIDGET_COLOURS_JS = """() => {
-  // Each part of each Bokeh widget the student reads or presses: its text colour and the
+  // Each part of each drawn widget the student reads or presses: its text colour and the
   // colour painted behind it (the nearest opaque background, across shadow roots).
-  const parts = 'select, .bk-btn, .noUi-target, .noUi-handle, label, .bk-slider-title';
+  const parts = 'label, button, .sdpa-buttons-caption, .value, .sdpa-help';
   const parse = (colour) => (colour.match(/[\\d.]+/g) || []).map(Number);
   const behind = (element) => {
     for (let node = element; node; node = node.parentElement || node.getRootNode().host) {
@@ -163,19 +156,12 @@ WIDGET_COLOURS_JS = """() => {
     return parse(getComputedStyle(document.body).backgroundColor).slice(0, 3);
   };
   const seen = [];
-  for (const doc of Bokeh.documents) {
-    for (const model of doc.all_models) {
-      if (!['Slider', 'Select', 'RadioButtonGroup', 'CheckboxGroup'].includes(model.type)) {
-        continue;
-      }
-      const view = Bokeh.index.find_one(model);
-      if (!view || !view.el.isConnected) continue;
-      for (const element of view.shadow_el.querySelectorAll(parts)) {
-        if (element.getClientRects().length === 0) continue;
-        const text = parse(getComputedStyle(element).color).slice(0, 3);
-        seen.push({widget: model.name, part: element.className || element.tagName,
-                   text, background: behind(element)});
-      }
+  for (const widget of document.querySelectorAll('[data-widget]')) {
+    for (const element of widget.querySelectorAll(parts)) {
+      if (element.getClientRects().length === 0) continue;
+      const text = parse(getComputedStyle(element).color).slice(0, 3);
+      seen.push({widget: widget.dataset.widget, part: element.className || element.tagName,
+                 text, background: behind(element)});
     }
   }
   for (const name of ['scene', 'notice']) {
@@ -188,7 +174,7 @@ WIDGET_COLOURS_JS = """() => {
   }
   return seen;
 }"""
-"""Every visible part of the file's Bokeh widgets (and its scene and notice boxes): the
+"""Every visible part of the file's drawn widgets (and its scene and notice boxes): the
 widget's name, the part, its text colour and the colour behind it, as RGB."""
 
 
@@ -217,7 +203,7 @@ def test_the_widgets_follow_the_dark_theme_with_the_rest_of_the_file(open_export
     opened.open_sections()
     parts = opened.page.evaluate(WIDGET_COLOURS_JS)
     widgets = {part["widget"] for part in parts}
-    assert {"d_k", "scaled", "view", "preset_select", "scene"} <= widgets, widgets
+    assert {"d_k", "scaled", "view", "preset", "scene"} <= widgets, widgets
     light = [part for part in parts if luminance(part["background"]) > 0.2]
     assert light == [], light
     unreadable = [part for part in parts if contrast(part["text"], part["background"]) < 4.5]

@@ -1,9 +1,10 @@
 """The offline page is generated from app/controls_spec.py, as the served page is.
 
 Its config carries every control the spec marks ``offline`` with the spec's label, kind,
-bounds, grid and choices; its widgets show the spec's labels and words (the served page's
-labels too); its title, intro, recompute graph, URL order and readout thresholds are the
-spec's; and its JavaScript names no control: a new control is one spec entry plus its view.
+bounds, grid and choices; its widgets are the served page's, drawn from the same specs by
+the same code, showing the spec's labels and words; its title, intro, recompute graph, URL
+order and readout thresholds are the spec's; and its JavaScript names no control: a new control
+is one spec entry plus its view.
 """
 
 from __future__ import annotations
@@ -11,25 +12,24 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from html.parser import HTMLParser
-from typing import Any
+from pathlib import Path
 
 import pytest
-from bokeh.models import CheckboxGroup, Div, RadioButtonGroup, Slider
 
 import app.controls_spec as controls_spec
 import app.export.widgets as export_widgets
 from app.controls_spec import CONTROLS, INPUTS, INTRO, TITLE, Control, page_spec
 from app.export.data import FIXED_CONTROLS, build_export_data, slider_grids
 from app.export.lesson import LESSON_CONTROLS
-from app.export.page import ASSETS, SCRIPTS, build_document
-from app.export.widgets import root_name
+from app.export.page import SCRIPTS, build_document
 from app.views.drawn_controls import control_spec
 
 from .test_page import config_of
 
 OFFLINE = [control for control in CONTROLS if control.offline]
-WIDGET_ROLE = {"slider": "slider", "switch": "checkbox"}
-"""Accessible role of each widget kind named by its label (buttons are named by choice)."""
+WIDGET_ROLE = {"slider": "slider", "switch": "switch", "buttons": "group"}
+"""Accessible role of each widget kind named by its label (a group of buttons: each of its
+buttons is named by its choice)."""
 
 
 @pytest.fixture(scope="module")
@@ -103,33 +103,28 @@ def test_title_and_intro_are_the_specs(html: str) -> None:
     assert parser.strong == re.findall(r"\*\*(.+?)\*\*", INTRO)
 
 
-def exported_words(document: Any, control: Control) -> tuple[str, list[str]]:
+def exported_words(config: dict, control: Control) -> tuple[str, list[str]]:
     """The label an exported control's widget shows, and its buttons' words (if any)."""
-    widget = document.get_model_by_name(control.name)
-    if isinstance(widget, Slider):
-        return widget.title, []
-    if isinstance(widget, CheckboxGroup):
-        (label,) = widget.labels
-        return label, []
-    assert isinstance(widget, RadioButtonGroup), control.name
-    # A button group's label is the caption right above it, in the control's root.
-    items = document.get_model_by_name(root_name(control.name)).children
-    caption = items[items.index(widget) - 1]
-    assert isinstance(caption, Div)
-    return caption.text, list(widget.labels)
+    spec = config["widgets"][control.name]
+    return spec["label"], [words for _, words in spec.get("choices", [])]
 
 
-def test_every_offline_control_has_a_widget_with_the_specs_label() -> None:
-    document, _, _ = build_document(build_export_data(16, 16, 0))
+def test_every_offline_control_is_drawn_from_the_served_pages_spec() -> None:
+    data = build_export_data(16, 16, 0)
+    _, config, _ = build_document(data)
+    grids = slider_grids(data)
     for control in OFFLINE:
-        label, words = exported_words(document, control)
+        label, words = exported_words(config, control)
         assert label == control.label == control_spec(control)["label"]  # the served page's
         assert words == list(control.choices.values())
-    # Only those: the page offers no other control.
+        # The served page's spec, on the file's own slider steps.
+        assert config["widgets"][control.name] == control_spec(control, grids.get(control.name))
+    # Only those, and the preset scenes: the page offers no other control, and draws each
+    # widget in exactly one grid.
     offered = {control.name for control in OFFLINE}
-    for control in CONTROLS:
-        if control.name not in offered:
-            assert document.get_model_by_name(control.name) is None
+    assert set(config["widgets"]) == offered | {"preset"}
+    placed = [name for names in config["grids"].values() for name in names]
+    assert sorted(placed) == sorted(config["widgets"])
 
 
 def test_a_label_changed_in_the_spec_changes_both_pages(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -137,23 +132,23 @@ def test_a_label_changed_in_the_spec_changes_both_pages(monkeypatch: pytest.Monk
     monkeypatch.setattr(controls_spec, "CONTROLS", renamed)
     offline = tuple(control for control in renamed if control.offline)
     monkeypatch.setattr(export_widgets, "OFFLINE_CONTROLS", offline)
-    document, config, _ = build_document(build_export_data(16, 16, 0))
+    _, config, _ = build_document(build_export_data(16, 16, 0))
     labels = {entry["name"]: entry["label"] for entry in config["controls"]}
     for control in offline:
         assert control.label.endswith(" (renamed)")
-        assert exported_words(document, control)[0] == control.label
+        assert exported_words(config, control)[0] == control.label
         assert labels[control.name] == control.label
         assert control_spec(control)["label"] == control.label
 
 
-def code_of(script: str) -> str:
+def code_of(script: Path) -> str:
     """An export script without its comments (which may well mention a control)."""
-    source = (ASSETS / script).read_text(encoding="utf-8")
+    source = script.read_text(encoding="utf-8")
     return re.sub(r"/\*.*?\*/|^\s*//.*$", "", source, flags=re.S | re.M)
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
-def test_the_scripts_name_no_control_and_copy_no_spec_text(script: str) -> None:
+@pytest.mark.parametrize("script", SCRIPTS, ids=[path.name for path in SCRIPTS])
+def test_the_scripts_name_no_control_and_copy_no_spec_text(script: Path) -> None:
     source = code_of(script)
     for control in CONTROLS:
         for quote in "\"'`":
@@ -175,5 +170,3 @@ def test_the_page_names_each_widget_by_its_spec_label(open_export) -> None:
             assert widget.count() == 1, control.name
         for words in control.choices.values():
             assert page.get_by_role("button", name=words, exact=True).count() == 1, words
-        if control.widget == "buttons":
-            assert page.get_by_text(control.label, exact=True).count() == 1, control.name
