@@ -386,6 +386,13 @@ def dot_product_histograms(
     )
 
 
+def histograms_ready(seed: int, law: QKLaw = LESSON_LAW) -> bool:
+    """Whether :func:`histograms_for` at ``seed`` under ``law`` reads only tables already
+    built (``sdpa_core.dot_product_pool_ready``): a new seed's tables take about half a
+    second to build."""
+    return sdpa_core.dot_product_pool_ready(seed, rho=law.rho, qk_norm=law.qk_norm)
+
+
 def histograms_for(
     d_k: int, seed: int, law: QKLaw = LESSON_LAW
 ) -> tuple[HistogramFrame, HistogramFrame]:

@@ -24,6 +24,7 @@ from app.derived import (
     ScoreImages,
     WeightsFrame,
     histograms_for,
+    histograms_ready,
     images_for,
     law_of,
     output_frame,
@@ -92,6 +93,15 @@ class SimulationModel(param.Parameterized):
     def __init__(self, state: SimulationState | None = None, **params: object) -> None:
         super().__init__(state=state or SimulationState(), **params)
         self.refresh(CONTROLS)
+
+    def builds_tables(self, changed: Iterable[str], values: Mapping[str, object]) -> bool:
+        """Whether :meth:`refresh` for the ``changed`` controls at ``values`` would first
+        build a seed's tables of pooled pairs (~0.5 s, the GIL released: Resample, or a
+        link's seed, that no session of the process has drawn lately), which a server runs
+        off the thread that serves every other student."""
+        if not set(changed) & INPUTS[HISTOGRAMS]:
+            return False
+        return not histograms_ready(int(values["seed"]), law_of(SimpleNamespace(**values)))
 
     def refresh(
         self, changed: Iterable[str], values: Mapping[str, object] | None = None

@@ -189,7 +189,9 @@ class Session:
         changed since the last update, then schedule :meth:`update_lesson_and_url` (or, before
         the lesson is built, write the URL with the numbers).
 
-        On the session's channel, a refresh of :data:`OFF_LOOP_CELLS` cells or more runs in
+        On the session's channel, a slow refresh (of :data:`OFF_LOOP_CELLS` cells or more, or
+        one that builds a new seed's tables of pooled pairs:
+        :meth:`app.model.SimulationModel.builds_tables`) runs in
         :data:`app.ticks.REFRESH_POOL` and its numbers are sent on a later tick: the
         returned future is done once they have been (None: all done already).
         """
@@ -197,8 +199,8 @@ class Session:
         if not changed:
             return None
         values = self.state.control_values()
-        large = int(values["n"]) ** 2 >= OFF_LOOP_CELLS
-        if large and self._on_channel():
+        slow = int(values["n"]) ** 2 >= OFF_LOOP_CELLS or self.model.builds_tables(changed, values)
+        if slow and self._on_channel():
             return self._refresh_off_loop(changed, values)
         self._show(self.model.refresh(changed, values))
         return None

@@ -39,7 +39,10 @@ What is measured, per run (``time.monotonic()`` in every process, so stamps comp
   which stays open so that no session is discarded during the run).
 - ``--flood``: after everyone has arrived, one more student at n = d_k = 1024 sends 500 d_k
   changes in 2 s; when does its heatmap show the last one, and what happens meanwhile to
-  the others' moves (p95 in steady state before it vs during it).
+  the others' moves (p95 in steady state before it vs during it). With ``--flood-kind
+  resample`` the extra student is at the class's scene and presses Resample
+  :data:`RESAMPLE_PRESSES` times, once a second, each a seed no session has drawn (its
+  histograms' tables of pooled pairs are built then, ~0.5 s each).
 - ``--churn S C``: C cycles of S sessions opened (lesson and two moves each) and closed;
   after each, the server's RSS once it has discarded them (Bokeh discards a closed
   session within ~32 s: ``--churn-wait``), and the least-squares slope in MiB per cycle.
@@ -107,6 +110,12 @@ FLOOD_WINDOW = 16
 """The flood goes round the 16 d_k positions below 1024 and ends on 1024, a value the
 round never shows: its last change always makes a new image."""
 
+RESAMPLE_PRESSES = 6
+RESAMPLE_EVERY_S = 1.0
+RESAMPLE_SEED = 9000
+"""The resampling student starts at this seed, which no other student draws, and each press
+moves to the next: every press asks for a seed the server has not drawn."""
+
 
 @dataclass(frozen=True)
 class Target:
@@ -171,6 +180,11 @@ class Plan:
     """Openers open the lesson a random 0–lesson_delay s after their document arrived."""
     temperature: float = 1.0
     flood_delay: float = 3.0
+    n: int = 32
+    """The class's sequence length (in ``url`` too)."""
+    flood_kind: str = "d_k"
+    """What the flooding student does: ``d_k`` (500 changes at n = d_k = 1024) or
+    ``resample`` (Resample pressed once a second at the class's scene)."""
     channel: bool = True
     """Moves go on the session's own channel where the page offers one (else over Bokeh's
     websocket, as before the channel)."""
@@ -320,8 +334,10 @@ async def run_flood(plan: Plan, all_arrived: Any) -> dict[str, Any]:
     await loop.run_in_executor(None, all_arrived.wait, plan.timeout * 4)
     await asyncio.sleep(plan.flood_delay)
     base = plan.url.split("?")[0]
+    resample = plan.flood_kind == "resample"
+    scene = {"n": plan.n, "d_k": plan.d_k, "seed": RESAMPLE_SEED} if resample else FLOOD_SCENE
     session = ProtocolSession(
-        page_url(base, **FLOOD_SCENE),
+        page_url(base, **scene),
         origin=plan.origin,
         timeout=plan.timeout,
         echo=plan.echo,
@@ -335,6 +351,23 @@ async def run_flood(plan: Plan, all_arrived: Any) -> dict[str, Any]:
         await open_lesson(session)
         result["arrived"] = time.monotonic()
         await asyncio.sleep(1.0)
+        if resample:
+            patches_before = len(session.heatmap_times)
+            first = time.monotonic()
+            for press in range(RESAMPLE_PRESSES):
+                await sleep_until(first + press * RESAMPLE_EVERY_S)
+                await session.press("resample")
+            sent = time.monotonic()
+            await session.wait_answered(timeout=plan.grace + 30)
+            images = session.heatmap_times[patches_before:]
+            result.update(
+                first_send=first,
+                last_send=sent,
+                last_shown=images[-1] if images and images[-1] > sent else None,
+                images=len(images),
+                bytes=session.bytes_received,
+            )
+            return result
         d_k = session.index.slider("d_k")
         final = d_k.position(FLOOD_SCENE["d_k"])
         walk = SliderWalk(d_k, final - FLOOD_WINDOW, final - 1, final - 1)
@@ -1108,6 +1141,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--flood", action="store_true", help="one more student floods d_k at n = d_k = 1024"
     )
     parser.add_argument(
+        "--flood-kind",
+        choices=("d_k", "resample"),
+        default="d_k",
+        help="what the flooding student does: d_k changes at n = d_k = 1024, or Resample "
+        "pressed once a second to seeds never drawn (d_k)",
+    )
+    parser.add_argument(
         "--flood-delay",
         type=float,
         default=8.0,
@@ -1211,6 +1251,8 @@ async def run(args: argparse.Namespace, server: Server) -> dict[str, Any]:
         together=args.move_start == "together",
         lesson_delay=args.lesson_delay,
         flood_delay=args.flood_delay,
+        flood_kind=args.flood_kind,
+        n=args.n,
         channel=not args.bokeh_moves,
     )
     report: dict[str, Any] = {"grace_s": args.grace}
@@ -1230,7 +1272,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    name = f"class-{stamp}-s{args.students}" + ("-flood" if args.flood else "")
+    name = f"class-{stamp}-s{args.students}" + (f"-flood-{args.flood_kind}" if args.flood else "")
     log_path = RESULTS / f"{name}-server.log"
     load_before = os.getloadavg()
     with target_server(args, log_path) as server:
@@ -1245,7 +1287,7 @@ def main(argv: list[str] | None = None) -> None:
         + f", {args.rate:g} moves/s each for {args.duration:g} s from "
         + ("when all have arrived" if args.move_start == "together" else "their arrival")
         + f", lesson opened by {args.lesson_fraction:.0%}"
-        + (" + flood" if args.flood else "")
+        + (f" + flood ({args.flood_kind})" if args.flood else "")
         if args.students
         else "churn only"
     )

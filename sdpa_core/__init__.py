@@ -29,7 +29,13 @@ from sdpa_core.precision import (
     resolve_dtype,
     round_to_format,
 )
-from sdpa_core.sampling import dot_product_pool, sample_dot_products, sample_qk, sample_values
+from sdpa_core.sampling import (
+    dot_product_pool,
+    dot_product_pool_ready,
+    sample_dot_products,
+    sample_qk,
+    sample_values,
+)
 from sdpa_core.training import (
     GridCell,
     GridSummary,
@@ -64,6 +70,7 @@ __all__ = [
     "describe_summary",
     "dot_product_moments",
     "dot_product_pool",
+    "dot_product_pool_ready",
     "exp_overflow_threshold",
     "histogram",
     "iter_training",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -211,8 +212,40 @@ def _prefix_table(products: np.ndarray) -> np.ndarray:
     return table
 
 
-@lru_cache(maxsize=2)
-def _dot_product_table(seed: int) -> np.ndarray:
+class _RecentTables:
+    """One table per seed, built by ``build`` on first use; the ``keep`` most recently
+    used are kept. Shared and read-only; thread-safe, and a table is built outside the
+    lock, so a thread building one (~0.5 s: 20 M normal draws and their prefix sums, with
+    the GIL released) never holds up a reader of another."""
+
+    def __init__(self, build: Callable[[int], np.ndarray], keep: int = 2) -> None:
+        self._build = build
+        self._keep = keep
+        self._tables: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, seed: int) -> np.ndarray:
+        with self._lock:
+            table = self._tables.get(seed)
+            if table is not None:
+                self._tables.move_to_end(seed)
+                return table
+        table = self._build(seed)
+        with self._lock:
+            # Two threads may have built the same seed: the first one kept wins.
+            table = self._tables.setdefault(seed, table)
+            self._tables.move_to_end(seed)
+            while len(self._tables) > self._keep:
+                self._tables.popitem(last=False)
+        return table
+
+    def holds(self, seed: int) -> bool:
+        """Whether the table of ``seed`` is built (a call is then a lookup)."""
+        with self._lock:
+            return seed in self._tables
+
+
+def _build_dot_product_table(seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     q, k = rng.normal(size=(2, DOT_POOL_PAIRS, DOT_POOL_MAX_D))
     np.multiply(q, k, out=q)
@@ -220,16 +253,14 @@ def _dot_product_table(seed: int) -> np.ndarray:
     return _prefix_table(q)
 
 
-@lru_cache(maxsize=2)
-def _square_norm_table(seed: int) -> np.ndarray:
+def _build_square_norm_table(seed: int) -> np.ndarray:
     # The first half of the lesson's draw is q: the same stream, without drawing k.
     q = np.random.default_rng(seed).normal(size=(DOT_POOL_PAIRS, DOT_POOL_MAX_D))
     np.square(q, out=q)
     return _prefix_table(q)
 
 
-@lru_cache(maxsize=2)
-def _key_square_norm_table(seed: int) -> np.ndarray:
+def _build_key_square_norm_table(seed: int) -> np.ndarray:
     # The second half of the lesson's draw is k: skip q in chunks (the stream is the same
     # whatever the chunk size), then square and sum k.
     rng = np.random.default_rng(seed)
@@ -244,6 +275,27 @@ def _key_square_norm_table(seed: int) -> np.ndarray:
         table[:, start : start + chunk] = k.T
     table.flags.writeable = False
     return table
+
+
+_dot_product_table = _RecentTables(_build_dot_product_table)
+_square_norm_table = _RecentTables(_build_square_norm_table)
+_key_square_norm_table = _RecentTables(_build_key_square_norm_table)
+
+
+def dot_product_pool_ready(seed: int = 0, *, rho: float = 0.0, qk_norm: bool = False) -> bool:
+    """Whether :func:`dot_product_pool` for ``seed`` (under correlation ``rho``, with or
+    without QK-norm) is a lookup now: every table it reads is built. Building one takes
+    about half a second (see :func:`dot_product_pool`), so a server asking for a new seed
+    can do it off the thread that serves everyone else. Invalid arguments: False (the
+    call itself raises)."""
+    try:
+        seed = _seed(seed)
+    except ValueError:
+        return False
+    ready = _dot_product_table.holds(seed)
+    if qk_norm:
+        return ready and _square_norm_table.holds(seed) and _key_square_norm_table.holds(seed)
+    return ready and (rho == 0.0 or _square_norm_table.holds(seed))
 
 
 def _normalised_pool(d_k: int, seed: int, rho: float) -> np.ndarray:

@@ -736,10 +736,21 @@ class ProtocolSession:
             protocol.set_nodelay(True)
         self._channel_reader = asyncio.create_task(self._read_channel())
 
-    async def _move_on_channel(self, slider: Slider, position: int) -> Move:
+    async def press(self, name: str) -> Move:
+        """Press the action button ``name`` (Resample: ``"resample"``) as the page's drawn
+        controls do, on the session's channel, and track when the heatmap shows it."""
+        if not self.on_channel:
+            raise ProtocolError("an action's button is pressed on the session's channel")
+        return await self._move_on_channel(name, -1, {"name": name, "value": True})
+
+    async def _move_on_channel(
+        self, slider: Slider | str, position: int, body: dict[str, Any] | None = None
+    ) -> Move:
         assert self._channel is not None
-        text = json.dumps({"to": CONTROLS_TARGET, "msg": {"name": slider.key, "index": position}})
-        move = Move(slider.key, position, f"channel-{len(self._channel_moves)}", time.monotonic())
+        key = slider if isinstance(slider, str) else slider.key
+        msg = body if body is not None else {"name": key, "index": position}
+        text = json.dumps({"to": CONTROLS_TARGET, "msg": msg})
+        move = Move(key, position, f"channel-{len(self._channel_moves)}", time.monotonic())
         self.moves.append(move)
         self._channel_moves.append(move)
         try:

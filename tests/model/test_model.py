@@ -221,3 +221,23 @@ def test_a_refresh_given_values_computes_for_them_while_the_state_moves_on() -> 
     model.refresh(CONTROLS)
     assert model.computed_for == model.state.control_values()
     assert model.weights.weights.shape == (16, 16)
+
+
+def test_a_refresh_says_when_it_would_build_a_new_seeds_tables() -> None:
+    # Seeds no other test draws: building their tables of pooled pairs takes ~0.5 s, which
+    # a served session does off the event loop (app.session.Session.update_plots).
+    state = SimulationState(seed=4201)
+    model = SimulationModel(state)
+    values = state.control_values()
+    # Built by the model's first refresh: a lookup now.
+    assert not model.builds_tables({"seed"}, values)
+    state.seed = 4202
+    values = state.control_values()
+    assert model.builds_tables({"seed"}, values)
+    # A change the histograms do not depend on builds nothing, whatever the seed.
+    assert not model.builds_tables({"temperature"}, values)
+    model.refresh({"seed"}, values)
+    assert not model.builds_tables({"seed"}, values)
+    # QK-norm reads two more tables of the same seed.
+    state.qk_norm = True
+    assert model.builds_tables({"qk_norm"}, state.control_values())

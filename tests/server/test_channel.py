@@ -394,3 +394,50 @@ def test_a_burst_of_moves_at_n_1024_shows_each_frames_own_moves_and_ends_on_the_
         if "scores" in frame["parts"]:
             assert image_cells(frame, "scores", "rawImage") == shown["n"] ** 2
     assert_no_traceback(server, mark)
+
+
+def test_resample_to_a_seed_never_drawn_is_answered_with_its_histograms(
+    server: FrontServer,
+) -> None:
+    # A seed no session of the process has drawn builds its tables of pooled pairs first
+    # (~0.5 s), off the event loop: the frame still shows exactly the moves it counts, a
+    # d_k move sent while the tables are built included.
+    seed = 7301
+
+    async def scenario() -> list[dict[str, Any]]:
+        session = ProtocolSession(
+            page_url(server.url, n=8, d_k=D_K, seed=seed), timeout=TIMEOUT, channel=False
+        )
+        try:
+            await session.open()
+            await session.send_document_ready()
+            connection = await open_channel(session)
+            press = {"to": "controls", "msg": {"name": "resample", "value": True}}
+            await connection.write_message(json.dumps(press))
+            slider = session.index.slider("d_k")
+            index = slider.position(D_K * 2)
+            await connection.write_message(move_text("d_k", index))
+            frames = []
+            async with asyncio.timeout(TIMEOUT * 2):
+                while not frames or frames[-1]["handled"] < 2:
+                    message = await connection.read_message()
+                    assert message is not None, f"the channel closed: {connection.close_code}"
+                    if isinstance(message, bytes):
+                        frame = read_frame_message(message)
+                        if frame["to"] == "figures":
+                            frames.append(frame)
+            connection.close()
+            return frames
+        finally:
+            await session.close()
+
+    mark = server.log_size()
+    frames = run(scenario())
+    last = frame_state(frames[-1])
+    assert (last["seed"], last["d_k"]) == (seed + 1, D_K * 2)
+    assert any("histograms" in frame["parts"] for frame in frames)
+    for frame in frames:
+        # A frame counting only the press shows the new seed at the old d_k.
+        if frame["handled"] == 1:
+            assert (frame_state(frame)["seed"], frame_state(frame)["d_k"]) == (seed + 1, D_K)
+    assert_no_traceback(server, mark)

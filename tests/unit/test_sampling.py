@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdpa_core import dot_product_pool, sample_dot_products, sample_qk
+from sdpa_core import dot_product_pool, dot_product_pool_ready, sample_dot_products, sample_qk
 from sdpa_core import sampling as sampling_module
 
 PROPERTY = settings(max_examples=40, deadline=None)
@@ -237,6 +237,32 @@ def test_pool_is_read_only_and_shared() -> None:
     assert np.shares_memory(pool, dot_product_pool(16, seed=0))
     # Every d_k is a row of one cached table: a lookup, never a resample.
     assert dot_product_pool(17, seed=0).base is pool.base
+
+
+def test_pool_ready_says_whether_a_seed_needs_its_tables_built() -> None:
+    # Seeds no other test draws: each table takes ~0.5 s to build, the two most recent kept.
+    seed, other, third = 4101, 4102, 4103
+    assert not dot_product_pool_ready(seed)
+    dot_product_pool(8, seed=seed)
+    assert dot_product_pool_ready(seed)
+    # A correlation reads the q·q table too, QK-norm the k·k table as well.
+    assert not dot_product_pool_ready(seed, rho=0.5)
+    assert not dot_product_pool_ready(seed, qk_norm=True)
+    dot_product_pool(8, seed=seed, rho=0.5)
+    assert dot_product_pool_ready(seed, rho=0.5)
+    assert not dot_product_pool_ready(seed, qk_norm=True)
+    dot_product_pool(8, seed=seed, qk_norm=True)
+    assert dot_product_pool_ready(seed, qk_norm=True)
+    # Two newer seeds push it out of the q·k tables kept.
+    dot_product_pool(8, seed=other)
+    dot_product_pool(8, seed=third)
+    assert not dot_product_pool_ready(seed)
+    assert dot_product_pool_ready(other) and dot_product_pool_ready(third)
+
+
+@pytest.mark.parametrize("seed", [-1, "0", 1.5, None, True])
+def test_pool_ready_is_false_for_what_the_pool_refuses(seed: object) -> None:
+    assert dot_product_pool_ready(seed) is False  # type: ignore[arg-type]
 
 
 def test_pool_seeds_differ() -> None:
