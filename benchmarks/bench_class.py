@@ -351,39 +351,28 @@ async def run_flood(plan: Plan, all_arrived: Any) -> dict[str, Any]:
         await open_lesson(session)
         result["arrived"] = time.monotonic()
         await asyncio.sleep(1.0)
+        patches_before = len(session.heatmap_times)
+        first = time.monotonic()
         if resample:
-            patches_before = len(session.heatmap_times)
-            first = time.monotonic()
             for press in range(RESAMPLE_PRESSES):
                 await sleep_until(first + press * RESAMPLE_EVERY_S)
                 await session.press("resample")
-            sent = time.monotonic()
-            await session.wait_answered(timeout=plan.grace + 30)
-            images = session.heatmap_times[patches_before:]
-            result.update(
-                first_send=first,
-                last_send=sent,
-                last_shown=images[-1] if images and images[-1] > sent else None,
-                images=len(images),
-                bytes=session.bytes_received,
-            )
-            return result
-        d_k = session.index.slider("d_k")
-        final = d_k.position(FLOOD_SCENE["d_k"])
-        walk = SliderWalk(d_k, final - FLOOD_WINDOW, final - 1, final - 1)
-        patches_before = len(session.heatmap_times)
-        first = time.monotonic()
-        for change in range(FLOOD_CHANGES):
-            await sleep_until(first + change * FLOOD_SECONDS / (FLOOD_CHANGES - 1))
-            last = change == FLOOD_CHANGES - 1
-            await session.move(d_k, final if last else walk.next())
+        else:
+            d_k = session.index.slider("d_k")
+            final = d_k.position(FLOOD_SCENE["d_k"])
+            walk = SliderWalk(d_k, final - FLOOD_WINDOW, final - 1, final - 1)
+            for change in range(FLOOD_CHANGES):
+                await sleep_until(first + change * FLOOD_SECONDS / (FLOOD_CHANGES - 1))
+                last = change == FLOOD_CHANGES - 1
+                await session.move(d_k, final if last else walk.next())
         sent = time.monotonic()
         await session.wait_answered(timeout=plan.grace + 30)
         images = session.heatmap_times[patches_before:]
         result.update(
             first_send=first,
             last_send=sent,
-            # The last change makes an image no other change makes: the last image shows it.
+            # The last change (a press: a new seed; a d_k change: a value the round never
+            # shows) makes an image no other change makes: the last image shows it.
             last_shown=images[-1] if images and images[-1] > sent else None,
             images=len(images),
             bytes=session.bytes_received,

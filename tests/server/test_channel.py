@@ -150,6 +150,23 @@ async def good_move(
     return await frame_where(connection, lambda frame: frame_state(frame)["d_k"] == value)
 
 
+async def figure_frames_until(
+    connection: WebSocketClientConnection, handled: int
+) -> list[dict[str, Any]]:
+    """The figures' frames on ``connection`` (read back), up to the first that shows the
+    page's first ``handled`` messages."""
+    frames: list[dict[str, Any]] = []
+    async with asyncio.timeout(TIMEOUT * 2):
+        while not frames or frames[-1]["handled"] < handled:
+            message = await connection.read_message()
+            assert message is not None, f"the channel closed: {connection.close_code}"
+            if isinstance(message, bytes):
+                frame = read_frame_message(message)
+                if frame["to"] == "figures":
+                    frames.append(frame)
+    return frames
+
+
 def run(scenario: Any) -> Any:
     """Run ``scenario`` (a coroutine) in a thread of its own, bounded by TEST_TIMEOUT."""
     return run_async(scenario, TEST_TIMEOUT)
@@ -370,15 +387,7 @@ def test_a_burst_of_moves_at_n_1024_shows_each_frames_own_moves_and_ends_on_the_
                 state = {**state, name: float(slider.options[index])}
                 states.append(state)
                 await connection.write_message(move_text(name, index))
-            frames = []
-            async with asyncio.timeout(TIMEOUT * 2):
-                while not frames or frames[-1]["handled"] < len(wanted):
-                    message = await connection.read_message()
-                    assert message is not None, f"the channel closed: {connection.close_code}"
-                    if isinstance(message, bytes):
-                        frame = read_frame_message(message)
-                        if frame["to"] == "figures":
-                            frames.append(frame)
+            frames = await figure_frames_until(connection, len(wanted))
             connection.close()
             return frames, states
         finally:
@@ -417,15 +426,7 @@ def test_resample_to_a_seed_never_drawn_is_answered_with_its_histograms(
             slider = session.index.slider("d_k")
             index = slider.position(D_K * 2)
             await connection.write_message(move_text("d_k", index))
-            frames = []
-            async with asyncio.timeout(TIMEOUT * 2):
-                while not frames or frames[-1]["handled"] < 2:
-                    message = await connection.read_message()
-                    assert message is not None, f"the channel closed: {connection.close_code}"
-                    if isinstance(message, bytes):
-                        frame = read_frame_message(message)
-                        if frame["to"] == "figures":
-                            frames.append(frame)
+            frames = await figure_frames_until(connection, 2)
             connection.close()
             return frames
         finally:
