@@ -281,17 +281,22 @@ def sign_sessions() -> None:
 def guard_this_process(guard: RequestGuard) -> None:
     """Make the server ``panel serve`` is about to build in this process check every
     request with ``guard``, and websockets' tokens against the session key (after
-    :func:`sign_sessions`); a client's malformed websocket messages cost one short log line
-    (:mod:`app.message_log`)."""
+    :func:`sign_sessions`), and compute a slow page's first numbers off the event loop
+    before its session is built (:mod:`app.page_warmup`); a client's malformed websocket
+    messages cost one short log line (:mod:`app.message_log`)."""
     from tornado.httpserver import HTTPServer
 
     from app.guarded_http import GuardedHTTPServer
     from app.message_log import quiet_client_messages
+    from app.page_warmup import warm_page
 
     quiet_client_messages()
     key = os.environ.get("BOKEH_SECRET_KEY")
     HTTPServer.configure(
-        GuardedHTTPServer, guard=guard, session_key=key.encode("utf-8") if key else None
+        GuardedHTTPServer,
+        guard=guard,
+        session_key=key.encode("utf-8") if key else None,
+        before_page=warm_page,
     )
 
 

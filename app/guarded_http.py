@@ -12,6 +12,11 @@ application:
   101 gets the guard's ``Content-Security-Policy``, and the end of a page's response
   (Bokeh has built its session and written the HTML) is reported to ``on_page_done``.
 
+A page request the guard lets through goes first to ``before_page``, whose awaitable the
+request waits for (Tornado waits for what a delegate's ``headers_received`` returns) while
+the event loop serves everyone else: ``sdpa-sim`` computes a slow page's first numbers
+there, off the loop (app/page_warmup.py).
+
 What Tornado refuses itself, before any delegate exists, it answers on the connection's
 stream: a head it cannot parse (a bad request line, a folded header line, a query of over
 1,000 parameters) gets the bare ``HTTP/1.1 400 Bad Request`` and no body.
@@ -36,6 +41,10 @@ from tornado.iostream import IOStream
 
 from app.request_guard import Refusal, RequestGuard, is_page_request
 from app.routing import MAX_HEAD_BYTES
+
+BeforePage = Callable[[str], Awaitable[None] | None]
+"""Called with a page request's target (path and query) before the application sees it;
+the request waits for the awaitable it returns, if any."""
 
 READ_HEAD_BYTES = 256 * 1024
 """How much of a request's head Tornado reads (``max_header_size``; its default is 64 KiB,
@@ -115,18 +124,20 @@ class GuardedHTTPServer(HTTPServer):
         guard: RequestGuard | None = None,
         session_key: bytes | None = None,
         on_page_done: PageDone | None = None,
+        before_page: BeforePage | None = None,
         app_paths: Sequence[str] = ("/", "/main"),
         **kwargs: Any,
     ) -> None:
         """HTTPServer's initialize, plus the guard, the key this process signs session ids
-        with (websockets' tokens are checked against it), the page hook and the app's
-        paths."""
+        with (websockets' tokens are checked against it), the page hooks (after a page's
+        response, before its session is built) and the app's paths."""
         # A head up to READ_HEAD_BYTES is read, so that one over MAX_HEAD_BYTES is answered.
         kwargs["max_header_size"] = max(kwargs.get("max_header_size") or 0, READ_HEAD_BYTES)
         super().initialize(*args, **kwargs)
         self.guard = guard
         self.session_key = session_key
         self.on_page_done = on_page_done
+        self.before_page = before_page
         self.app_paths = tuple(app_paths)
         self._had_requests: weakref.WeakSet[object] = weakref.WeakSet()
         """Connections that have had a request: the next one is not their first."""
@@ -235,10 +246,9 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
     ) -> Awaitable[None] | None:
         """Check the request; answer it here if refused, else pass it on."""
         assert isinstance(start_line, httputil.RequestStartLine)
+        page = is_page_request(start_line.method, start_line.path, self._server.app_paths)
         # Only a connection's first request can have been counted by the front as a page.
-        self._connection.watched = self._first and is_page_request(
-            start_line.method, start_line.path, self._server.app_paths
-        )
+        self._connection.watched = self._first and page
         self._connection.started = time.monotonic()
         guard = self._server.guard
         refusal = None
@@ -251,7 +261,24 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
             self._refuse(refusal)
             return None
         assert self._inner is not None
-        return self._inner.headers_received(start_line, headers)
+        before = self._server.before_page
+        waiting = before(start_line.path) if page and before is not None else None
+        if waiting is None:
+            return self._inner.headers_received(start_line, headers)
+        return self._after(waiting, start_line, headers)
+
+    async def _after(
+        self,
+        waiting: Awaitable[None],
+        start_line: httputil.RequestStartLine,
+        headers: httputil.HTTPHeaders,
+    ) -> None:
+        """Hand the request on once ``waiting`` (``before_page``'s) is done."""
+        await waiting
+        assert self._inner is not None
+        received = self._inner.headers_received(start_line, headers)
+        if received is not None:
+            await received
 
     def data_received(self, chunk: bytes) -> Awaitable[None] | None:
         """Pass the body on (a refused request's is read and dropped)."""

@@ -191,7 +191,13 @@ def main(argv: list[str] | None = None) -> None:
     control = socket.socket(fileno=control_fd)
     # The front gives each worker its own key, which signs its sessions.
     key = os.environ.get("BOKEH_SECRET_KEY", "").encode("utf-8") or None
-    HTTPServer.configure(HandOffHTTPServer, control=control, guard=guard, session_key=key)
+    # Imported here, in the worker: it loads Panel and the app's views, which the front
+    # (importing this module to start workers) never needs.
+    from app.page_warmup import warm_page
+
+    HTTPServer.configure(
+        HandOffHTTPServer, control=control, guard=guard, session_key=key, before_page=warm_page
+    )
     quiet_client_messages()
 
     import panel as pn

@@ -145,3 +145,53 @@ def test_heads_tornado_refuses_get_the_guards_answer() -> None:
     for answer in (unreadable, too_long):
         assert b"Content-Type: text/plain" in answer and b"frame-ancestors" in answer
     assert fine.startswith(b"HTTP/1.1 200 ") and fine.endswith(b"page")
+
+
+def test_a_page_request_waits_for_before_page_and_others_do_not() -> None:
+    # before_page (sdpa-sim computes a slow page's first numbers there, off the event loop)
+    # is handed each page request's target, and the application sees the request only once
+    # what it returned is done; a static file and a refused page never reach it.
+    calls: list[str] = []
+    order: list[str] = []
+
+    async def slow(target: str) -> None:
+        await asyncio.sleep(0.05)
+        order.append(f"ready {target}")
+
+    def before_page(target: str) -> asyncio.Future | None:
+        calls.append(target)
+        return asyncio.ensure_future(slow(target)) if "seed" in target else None
+
+    class Recording(Page):
+        async def get(self) -> None:
+            order.append(f"page {self.request.uri}")
+            await super().get()
+
+    async def scenario() -> list[int]:
+        port = free_port()
+        app = Application([(r"/main", Recording), (r"/static/x", Recording)])
+        guard = RequestGuard.for_server("127.0.0.1")
+        server = GuardedHTTPServer(app, guard=guard, before_page=before_page)
+        server.listen(port, "127.0.0.1")
+        client = AsyncHTTPClient(force_instance=True)
+        try:
+            codes = []
+            for path in ("/main?seed=5", "/main?d_k=4", "/static/x", "/main?bokeh-token=x"):
+                try:
+                    codes.append((await client.fetch(f"http://127.0.0.1:{port}{path}")).code)
+                except HTTPClientError as error:
+                    codes.append(error.code)
+            return codes
+        finally:
+            client.close()
+            server.stop()
+
+    codes = run_async(scenario(), 60)
+    assert codes == [200, 200, 200, 403]
+    assert calls == ["/main?seed=5", "/main?d_k=4"]
+    assert order == [
+        "ready /main?seed=5",
+        "page /main?seed=5",
+        "page /main?d_k=4",
+        "page /static/x",
+    ]

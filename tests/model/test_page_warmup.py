@@ -1,0 +1,61 @@
+"""A slow page's first numbers computed ahead, off the event loop (app/page_warmup.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hostile_queries import hostile_queries
+
+from app.derived import histograms_ready, law_of
+from app.model import SimulationModel
+from app.page_warmup import slow_to_start, warm_page
+from app.state import SimulationState
+
+
+def test_only_a_new_seed_or_a_large_matrix_is_slow_to_start() -> None:
+    SimulationModel(SimulationState())  # the default seed's tables, as any session builds
+    assert not slow_to_start(SimulationState())
+    assert not slow_to_start(SimulationState(n=256, d_k=1024))
+    assert slow_to_start(SimulationState(seed=4301))  # no session has drawn it
+    assert slow_to_start(SimulationState(n=1024))  # a large matrix, whatever the seed
+
+
+def test_a_new_seeds_page_is_computed_ahead_once_for_pages_arriving_together() -> None:
+    seed = 4302
+    target = f"/main?seed={seed}&d_k=16"
+
+    async def scenario() -> list[object]:
+        waiting = [warm_page(target) for _ in range(5)]
+        assert all(pending is not None for pending in waiting)
+        await asyncio.gather(*waiting)  # type: ignore[arg-type]
+        return [warm_page(target)]
+
+    assert not histograms_ready(seed)
+    after = asyncio.run(scenario())
+    # Its tables are built: the session's build is a lookup, and a later page waits for
+    # nothing.
+    assert histograms_ready(seed, law_of(SimulationState(seed=seed)))
+    assert after == [None]
+
+
+def test_a_page_of_the_default_scene_is_not_held_up() -> None:
+    SimulationModel(SimulationState())  # the default seed's tables, as any session builds
+    assert warm_page("/main") is None
+    assert warm_page("/main?d_k=256&temperature=0.5") is None
+
+
+def test_no_hostile_query_makes_the_warm_up_raise() -> None:
+    # Whatever a link holds, the request goes on (the session explains the query): an
+    # awaitable that completes, or nothing to wait for.
+    cases = hostile_queries()
+
+    async def scenario() -> int:
+        read = 0
+        for case in cases:
+            pending = warm_page(f"/main?{case.query}")
+            if pending is not None:
+                await pending
+            read += 1
+        return read
+
+    assert asyncio.run(scenario()) == len(cases)
