@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sdpa_core
-from sdpa_core import dot_product_moments, dot_product_pool, sample_dot_products, sample_qk
+from sdpa_core import (
+    dot_product_moments,
+    dot_product_pool,
+    dot_product_pool_ready,
+    sample_dot_products,
+    sample_qk,
+)
 
 PROPERTY = settings(max_examples=40, deadline=None)
 
@@ -236,17 +242,23 @@ def test_pool_moments_match_theory(sigma_q: float, sigma_k: float, rho: float) -
 
 
 def test_pool_rescale_is_a_lookup_in_cached_tables() -> None:
-    dot_product_pool(8, seed=0, rho=0.5)
-    hits = sdpa_core.sampling._square_norm_table.cache_info().hits
-    dot_product_pool(9, seed=0, sigma_q=2.0, rho=-0.5)
-    assert sdpa_core.sampling._square_norm_table.cache_info().hits == hits + 1
-    # ρ = 0 never needs the q·q table: a rescale of the q·k row.
-    misses = sdpa_core.sampling._square_norm_table.cache_info().misses
+    seed = 7301  # a seed no other test draws
+    assert not dot_product_pool_ready(seed, rho=0.5)
+    dot_product_pool(8, seed=seed, rho=0.5)
+    # Any other d_k, σ or ρ of the same seed is a lookup in the tables just built.
+    assert dot_product_pool_ready(seed, rho=-0.5)
+    assert dot_product_pool_ready(seed)
+
+
+def test_an_uncorrelated_pool_never_builds_the_query_norm_table() -> None:
+    seed = 7302
+    # ρ = 0 is a rescale of the q·k row: the q·q table is never needed.
     np.testing.assert_array_equal(
-        dot_product_pool(8, seed=1, sigma_q=2.0, sigma_k=0.25),
-        (dot_product_pool(8, seed=1).astype(np.float64) * 0.5).astype(np.float32),
+        dot_product_pool(8, seed=seed, sigma_q=2.0, sigma_k=0.25),
+        (dot_product_pool(8, seed=seed).astype(np.float64) * 0.5).astype(np.float32),
     )
-    assert sdpa_core.sampling._square_norm_table.cache_info().misses == misses
+    assert dot_product_pool_ready(seed)
+    assert not dot_product_pool_ready(seed, rho=0.5)
 
 
 # --- QK-norm ---------------------------------------------------------------------------------
