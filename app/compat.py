@@ -285,7 +285,7 @@ def session_writes_pending(doc: Document) -> bool:
 
     Panel writes a session's messages with Tornado's ``write_message`` from tasks it keeps per
     document until every frame has reached the socket; while the socket is write-locked it
-    queues the events instead. A paced update waits for both (:class:`app.ticks.Paced`), so a
+    queues the events instead. A paced update waits for both (:class:`app.served.ticks.Paced`), so a
     client that reads slowly, or not at all, holds one message in flight, not an unbounded
     queue of images. Checked against Panel 1.9 (queued messages in ``_WRITE_MSGS``) and 1.10
     (queued events in ``_WRITE_EVENTS``); upstream code: panel/io/document.py
@@ -482,7 +482,7 @@ font size from its own. Writing a ``<style>`` element's text, even the same text
 styles dirty, so each of those reads made the browser recompute styles: a dozen times per
 figure per paint. With the unchanged writes skipped, the reads find clean styles (the
 saving is in docs/performance.md). The offline page runs it before BokehJS draws
-(app/export/page.py); a served page once its document is drawn (app/session.py).
+(app/export/page.py); a served page once its document is drawn (app/served/session.py).
 
 Bokeh internal used, checked against Bokeh 3.9 and 3.10: ``core/dom``'s
 ``InlineStyleSheet._update(css)``, through which ``replace``, ``prepend`` and ``append``
@@ -537,7 +537,7 @@ globalThis.SdpaBokehImage = function (values, rows, columns) {
 };
 """
 """JavaScript that both pages' drawing code runs before it draws: ``SdpaBokehImage(values,
-rows, columns)``, the one place their scripts (app/export/figures.js, lesson_drawing.js)
+rows, columns)``, the one place their scripts (app/page/assets/figures.js, lesson_drawing.js)
 turn a frame's flat float32 image into what a Bokeh ``image`` glyph draws.
 
 The public form of an image is a list of row arrays, which BokehJS copies back into one

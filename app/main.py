@@ -3,13 +3,13 @@
 import panel as pn
 
 from app.compat import quiet_refused_patches
-from app.location import served, session_location
-from app.message_log import quiet_client_messages
-from app.panel_tuning import tune_process
-from app.plain_serve import REFUSED_TEXT, protect_plain_serve, reserved_in_request
-from app.serving import serve_panel_css_locally
-from app.session import build_app
-from app.views.connection import add_connection_notice
+from app.served.components.connection import add_connection_notice
+from app.served.location import served, session_location
+from app.served.session import build_app
+from app.server.message_log import quiet_client_messages
+from app.server.panel_tuning import tune_process
+from app.server.plain_serve import REFUSED_TEXT, protect_plain_serve, reserved_in_request
+from app.server.serving import serve_panel_css_locally
 
 # No extension named: the page then loads no script of Panel's optional extensions (tables,
 # editors, ...), which it never uses. This script runs for every session: without
@@ -36,7 +36,7 @@ if served():
     # Plain `panel serve` has no guard before Bokeh: what Panel lets the app check, it checks.
     protect_plain_serve()
 if served() and reserved_in_request(pn.state.curdoc.session_context.request):
-    # A link carrying Bokeh's own parameters gets no page (see app/plain_serve.py).
+    # A link carrying Bokeh's own parameters gets no page (see app/server/plain_serve.py).
     pn.pane.Str(REFUSED_TEXT).servable()
 else:
     build_app(pn.state.session_args, location=location).servable(location=location or True)

@@ -10,7 +10,7 @@ a markdown table for docs/performance.md::
 What is measured:
 
 - first render: navigation start → the first-screen figures have drawn the session's first
-  frame (app/views/drawn_figures.js) and the heatmap's canvas is painted (a non-background
+  frame (app/page/assets/drawn_figures.js) and the heatmap's canvas is painted (a non-background
   pixel at the centre of its frame), stamped in the page.
 - slider → painted: a keyboard press on the temperature slider → the first animation frame
   at which the heatmap has repainted with a new weights array, both stamped in the page.
@@ -23,7 +23,7 @@ The first screen's figures are not models of the session's document: the page em
 in documents of their own and draws the session's frames into them. Their models are read
 from the record the component pushes onto ``window.SdpaDrawnFigures`` (``models`` by
 figures.js's names, ``frames`` drawn); the lesson's in ``window.SdpaDrawnLessons``
-(app/views/drawn_lesson.js).
+(app/page/assets/drawn_lesson.js).
 - server update: a slider's move handed in-process to the drawn controls, as the page's
   message is (``DrawnControls.take_message``) → model refresh → the first screen's frame
   (the app's own ``pn.io.hold``, the page attached to a Bokeh ``Document`` with a change
@@ -58,7 +58,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from browser_support import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
 
 sys.path.insert(0, str(REPO))
-from app.views.first_screen import GATE_LABEL  # noqa: E402
+from app.served.components.first_screen import GATE_LABEL  # noqa: E402
 
 WAIT_MS = 60_000
 """Playwright's limit for any one wait: a stuck page fails the run instead of hanging it."""
@@ -248,11 +248,11 @@ def measure_server(n: int, d_k: int, runs: int) -> dict[str, list[float]]:
     from panel.io.state import set_curdoc
     from panel.io.state import state as pn_state
 
-    import app.derived as derived
+    import app.simulation.parts as derived
     import sdpa_core.metrics
-    from app.controls_spec import CONTROL_BY_NAME, D_K_GRID
-    from app.panel_tuning import tune_process
-    from app.session import Session
+    from app.served.session import Session
+    from app.server.panel_tuning import tune_process
+    from app.simulation.spec import CONTROL_BY_NAME, D_K_GRID
 
     tune_process()  # as app/main.py does for a served session
     later_updates: list[Callable[[], None]] = []

@@ -43,9 +43,9 @@ def measure(n: int, runs: int) -> dict[str, dict[str, list[float]]]:
     from bokeh.protocol import Protocol
     from panel.io.state import set_curdoc
 
-    import app.derived as derived
-    from app.panel_tuning import tune_process
-    from app.session import Session
+    import app.simulation.parts as derived
+    from app.served.session import Session
+    from app.server.panel_tuning import tune_process
 
     tune_process()
     later: list[Callable[[], None]] = []
@@ -107,7 +107,7 @@ def measure(n: int, runs: int) -> dict[str, dict[str, list[float]]]:
 
 def key_table_ms() -> float:
     """Milliseconds to build QK-norm's k·k table for a new seed (once per seed)."""
-    import app.derived as derived
+    import app.simulation.parts as derived
 
     derived._key_square_norms.cache_clear()
     start = time.perf_counter()

@@ -472,7 +472,7 @@ def start_server(num_procs: int | None, log_path: Path) -> Server:
     """Start ``sdpa-sim`` on a free loopback port and wait until the page answers."""
     port = free_port()
     script = Path(sys.executable).parent / "sdpa-sim"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "app.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "app.server.cli"]
     command += ["--port", str(port), "--address", "127.0.0.1"]
     command += ["--allow-websocket-origin", f"127.0.0.1:{port}"]
     # 0 is a request too (one worker per core), not "no option": pass on any number given.

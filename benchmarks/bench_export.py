@@ -38,8 +38,8 @@ from typing import Any
 
 from playwright.sync_api import sync_playwright
 
-from app.controls_spec import CONTROL_BY_NAME
 from app.export import export_html
+from app.simulation.spec import CONTROL_BY_NAME
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from browser_support import CHROMIUM, CHROMIUM_ARGS
@@ -200,7 +200,7 @@ def _measure(browser: Any, path: Path, n: int, repeats: int) -> dict[str, list[f
     ready = page.evaluate("performance.now()")
     page.evaluate(TIMING_HOOK)
     steps = page.evaluate("SdpaExport.config.data.d_values.length") - 1
-    # A slider's accessible name is its label in app/controls_spec.py.
+    # A slider's accessible name is its label in app/simulation/spec.py.
     d_k, temperature = (CONTROL_BY_NAME[name].label for name in ("d_k", "temperature"))
     d_k_moves = _press(page, d_k, ["ArrowRight"] * steps + ["ArrowLeft"] * steps)
     temperature_moves = _press(page, temperature, ["ArrowRight", "ArrowLeft"] * repeats)

@@ -9,7 +9,7 @@ For the embedded page and the full page it builds a session as a served one does
 lesson waits for the student to reach the gate), lets Panel make its Bokeh models into a
 fresh ``Document`` (``get_root``, what the page's GET runs), and serialises that document
 (what the websocket's PULL-DOC costs), with the process-wide settings and caches a served
-app applies (app/panel_tuning.py). Each figure is the median of ``--repeats`` builds after
+app applies (app/server/panel_tuning.py). Each figure is the median of ``--repeats`` builds after
 warm-up builds; the two pages are interleaved so that drift hits them alike.
 
 This is the yardstick for issue 24's arrival target (≤ 25 ms of server CPU per arriving
@@ -30,9 +30,9 @@ import panel as pn
 from bokeh.document import Document
 from panel.io.state import set_curdoc
 
-import app.session
-from app.panel_tuning import tune_process
-from app.session import Session
+import app.served.session
+from app.served.session import Session
+from app.server.panel_tuning import tune_process
 
 PAGES = {"embedded (`?embed=true`)": True, "full page": False}
 """What is measured, by its row's name: whether the page is the embedded one."""
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     tune_process()
     # Built as a served session builds it: the lesson waits for the gate, and nothing
     # waits for the page to load (no page loads here).
-    app.session.served = lambda: True
+    app.served.session.served = lambda: True
     pn.state.onload = lambda callback, threaded=False: None
     results = run(args.repeats)
     load = ", ".join(f"{value:.2f}" for value in os.getloadavg())

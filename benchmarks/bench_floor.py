@@ -4,7 +4,7 @@ of a series of Panel pages, each one layer more than the one before, up to the a
 What a "one drawn component for the whole first screen" design (issue 24) could reach is
 bounded by what Panel costs with nothing on the page. The layers, each served by its own
 ``panel serve`` on a loopback port in 5600–5699, with the settings the app's script applies
-(``pn.extension(apply_signatures=False)``, :func:`app.panel_tuning.tune_process`: Bokeh's
+(``pn.extension(apply_signatures=False)``, :func:`app.server.panel_tuning.tune_process`: Bokeh's
 hot settings fixed, diagnostics and validation off, the page resources and model
 definitions cached; Panel's stylesheets served locally; sessions signed as ``sdpa-sim``
 signs them):
@@ -100,11 +100,11 @@ import param
 from panel.custom import JSComponent
 
 from app.compat import detach_from_global_busy, quiet_refused_patches
-from app.controls_spec import TITLE
-from app.layout import HEADER_CSS
-from app.panel_tuning import tune_process
-from app.serving import serve_panel_css_locally
-from app.views.aria import PAGE_HEADINGS_THEME
+from app.simulation.spec import TITLE
+from app.served.layout import HEADER_CSS
+from app.server.panel_tuning import tune_process
+from app.server.serving import serve_panel_css_locally
+from app.page.views.aria import PAGE_HEADINGS_THEME
 
 
 def prepare():
@@ -451,13 +451,15 @@ def free_ports(count: int) -> list[int]:
 
 def server_command(layer: Layer, script: Path | None, port: int) -> tuple[list[str], str]:
     """The command serving ``layer`` on ``port`` and the page's URL."""
-    from app.cli import WEBSOCKET_MAX_MESSAGE_BYTES
+    from app.server.cli import WEBSOCKET_MAX_MESSAGE_BYTES
 
     address = ["--port", str(port), "--address", "127.0.0.1"]
     origin = ["--allow-websocket-origin", f"127.0.0.1:{port}"]
     if layer.sdpa_sim:
         executable = Path(sys.executable).parent / "sdpa-sim"
-        command = [str(executable)] if executable.exists() else [sys.executable, "-m", "app.cli"]
+        command = (
+            [str(executable)] if executable.exists() else [sys.executable, "-m", "app.server.cli"]
+        )
         return [*command, *address, *origin], f"http://127.0.0.1:{port}/main{layer.query}"
     path = script if script is not None else REPO / "app" / "main.py"
     command = [sys.executable, "-m", "panel", "serve", str(path), *address, *origin]
@@ -472,7 +474,7 @@ def servers(layers: Sequence[Layer], folder: Path) -> Iterator[list[Served]]:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(folder), str(REPO), os.environ.get("PYTHONPATH", "")]),
-        # Signed session ids, as sdpa-sim makes them (app.cli.sign_sessions).
+        # Signed session ids, as sdpa-sim makes them (app.server.cli.sign_sessions).
         "BOKEH_SIGN_SESSIONS": "true",
         "BOKEH_SECRET_KEY": secrets.token_urlsafe(32),
     }

@@ -5,7 +5,7 @@ Run it from the repository root, in the test environment (Panel is needed, no se
     python benchmarks/bench_lesson.py              # about a minute on two cores
     python benchmarks/bench_lesson.py --repeats 3  # quicker, noisier
 
-For each section of the lesson a served session builds (app/lesson.py: the FAQ with the
+For each section of the lesson a served session builds (app/served/sections.py: the FAQ with the
 collapse curves, the row comparison with the output, and the worked example with the quiz,
 drawn in the browser, each here a component of its own), for the whole lesson as the page
 appends it (one component for all the drawn sections, with the lazy sections' buttons), and
@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 import panel as pn
 from bokeh.document import Document
 
-from app.lesson import LessonSections
-from app.model import SimulationModel
-from app.state import SimulationState
-from app.views.drawn_lesson import DrawnLesson
+from app.served.components.lesson import DrawnLesson
+from app.served.sections import LessonSections
+from app.simulation.model import SimulationModel
+from app.simulation.state import SimulationState
 
 
 def whole_lesson(model: SimulationModel) -> pn.viewable.Viewable:

@@ -18,7 +18,7 @@ It reports, each figure a median over ``--repeats`` measurements unless said oth
 
 With the app installed it also measures the lesson's section (``--skip-app`` leaves it out):
 
-* the shared grid of app/training_runs.py: CPU seconds of its one computation, and what
+* the shared grid of app/simulation/training.py: CPU seconds of its one computation, and what
   30 more sessions asking for it cost (target: computed once);
 * one Train run through the app's runner at its pace (d_k = 1024, unscaled): seconds from
   the press to the last step and batches a second handed to the session (targets: ≤ 2 s,
@@ -179,7 +179,7 @@ def grid_table(grid: TrainingGrid, cpu: float, wall: float) -> None:
 
 def app_grid_table(sessions: int = 30) -> None:
     """CPU of the shared grid's one computation, and of ``sessions`` more asking for it."""
-    from app.training_runs import SharedGrid
+    from app.simulation.training import SharedGrid
 
     shared = SharedGrid()
     cpu_start = time.process_time()
@@ -191,7 +191,7 @@ def app_grid_table(sessions: int = 30) -> None:
     rest = time.process_time() - cpu_start
     verdict = "meets" if shared.computations == 1 else "MISSES"
     print(
-        f"Shared grid (app/training_runs.py): {first:.2f} s CPU for the first section, "
+        f"Shared grid (app/simulation/training.py): {first:.2f} s CPU for the first section, "
         f"{rest * 1e3:.2f} ms CPU for {sessions} more; computed {shared.computations}× "
         f"({verdict} once per process)"
     )
@@ -202,7 +202,7 @@ def app_run_table(repeats: int) -> None:
     """One Train run through the app's runner at its pace, as a session receives it."""
     import queue
 
-    from app.training_runs import DONE, RUN_SECONDS, UPDATE_INTERVAL_S, TrainingRunner
+    from app.simulation.training import DONE, RUN_SECONDS, UPDATE_INTERVAL_S, TrainingRunner
 
     settings = TrainingSettings(d_k=1024, scaled=False, steps=GRID_STEPS, lr=0.003)
     print(
@@ -257,8 +257,8 @@ def browser_run_table(repeats: int) -> None:
     from playwright.sync_api import sync_playwright
     from test_training import GRID_DRAWN_JS, RUN_LENGTH_JS, WATCH_RUN_JS
 
-    from app.views.first_screen import GATE_LABEL
-    from app.views.training import TRAIN_LABEL
+    from app.served.components.first_screen import GATE_LABEL
+    from app.served.components.training_session import TRAIN_LABEL
 
     print(f"Train in Chromium on a served app (d_k = 1024, unscaled; median of {repeats})")
     print()

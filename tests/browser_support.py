@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import app.channel as channel_module
-from app.channel import ENABLED_ENV as CHANNEL_ENV
+import app.served.channel as channel_module
+from app.served.channel import ENABLED_ENV as CHANNEL_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -96,7 +96,7 @@ FIGURES_HELPER_JS = """(() => {
 """Installed in every browser test's page: where the served figures are.
 
 ``sdpaFigure(name)`` is the DrawnFigures component's model of that name
-(``window.SdpaDrawnFigures[0].models``: app/views/drawn_figures.js), else the model of that
+(``window.SdpaDrawnFigures[0].models``: app/page/assets/drawn_figures.js), else the model of that
 name in any Bokeh document on the page (the lesson's figures are in the session's own);
 ``sdpaComponent()`` the component's own Bokeh model (its parameters on ``data``);
 ``sdpaHeatmap()`` the heatmap figure, its one image renderer, the source's data, the view's

@@ -321,8 +321,8 @@ class LongQuery:
 
 def long_query_cases() -> list[LongQuery]:
     """Long values, long names and many medium parameters, alone or among the app's and a
-    course page's own (limits: app.address)."""
-    from app.address import MAX_KEPT_PIECE
+    course page's own (limits: app.simulation.address)."""
+    from app.simulation.address import MAX_KEPT_PIECE
 
     own = ("d_k=8", "id=007", "ref=https://course.example/page?id=3")
     cases = []
@@ -386,7 +386,7 @@ def oversized_heads(host: str) -> dict[str, tuple[bytes, int]]:
     long cookie, a long target) and size, with the status they get: the guard's plain 431
     up to 256 KiB (what the server reads of a head), none beyond (0: Tornado closes the
     connection while reading, before anything can answer; never a 5xx)."""
-    from app.guarded_http import READ_HEAD_BYTES
+    from app.server.guarded_http import READ_HEAD_BYTES
 
     heads: dict[str, tuple[bytes, int]] = {}
     hosted = f"Host: {host}\r\n".encode()
@@ -414,11 +414,11 @@ def oversized_heads(host: str) -> dict[str, tuple[bytes, int]]:
 
 
 def oversized_messages() -> dict[str, list[Frame]]:
-    """Messages over the websocket's size limit (``app.cli.WEBSOCKET_MAX_MESSAGE_BYTES``),
+    """Messages over the websocket's size limit (``app.server.cli.WEBSOCKET_MAX_MESSAGE_BYTES``),
     by family: a PATCH-DOC whose content sets the page's ``Location.href`` (just over the
     limit, and 19 MB as the issue's client sent), a text frame, a binary frame where a
     buffer belongs, and metadata. Tornado closes the connection before reading one whole."""
-    from app.cli import WEBSOCKET_MAX_MESSAGE_BYTES as LIMIT
+    from app.server.cli import WEBSOCKET_MAX_MESSAGE_BYTES as LIMIT
 
     patch = _json({**GOOD_HEADER, "msgtype": "PATCH-DOC"})
     buffered = _json({**GOOD_HEADER, "msgtype": "PATCH-DOC", "num_buffers": 1})

@@ -78,7 +78,7 @@ def hostile_name_lists(names: Sequence[str]) -> Iterator[tuple[str, object]]:
     yield "huge", [names[0]] + ["nope"] * 100_000
 
 
-# --- The session's own channel (app/channel.py) ---------------------------------------------
+# --- The session's own channel (app/served/channel.py) -------------------------------------------
 
 CHANNEL_BODY = {"name": "d_k", "index": 1}
 """A body a receiver would take: the refused messages below fail on their envelope only."""
@@ -96,7 +96,7 @@ def refused_channel_texts(targets: Sequence[str]) -> Iterator[tuple[str, str]]:
     move's (whole message, ``msg`` or ``to``) and numbers past any range.
 
     A page's messages are text, one move ``{"to": target, "msg": body}``. A few texts here
-    are longer than :data:`app.channel.MAX_MESSAGE_BYTES` (the route closes the channel on
+    are longer than :data:`app.served.channel.MAX_MESSAGE_BYTES` (the route closes the channel on
     those before any parsing) or no valid UTF-8 (lone surrogates, which a websocket cannot
     carry as text): a test over a socket leaves them out."""
     target, body = targets[0], json.dumps(CHANNEL_BODY)
@@ -136,7 +136,7 @@ def refused_channel_texts(targets: Sequence[str]) -> Iterator[tuple[str, str]]:
 def refused_channel_binaries(targets: Sequence[str]) -> Iterator[tuple[str, bytes]]:
     """``(family, message)`` pairs of binary messages for the channel, which takes text
     only: empty, control bytes, no UTF-8, a well-formed move's bytes, and what looks like a
-    frame of the session's (:func:`app.channel.frame_message`'s length-prefixed header)."""
+    frame of the session's (:func:`app.served.channel.frame_message`'s length-prefixed header)."""
     move = json.dumps({"to": targets[0], "msg": CHANNEL_BODY}).encode("utf-8")
     yield "empty", b""
     for data in (b"\x00", b"\x00" * 4096, b"\xff" * 64, b"\xc3", bytes(range(256))):

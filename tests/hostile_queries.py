@@ -1,5 +1,5 @@
-"""Hostile query strings for the app's URL parameters, generated from the parameters' own
-rules (``app.query.PARAMETERS``: names, kinds, bounds, choices) and Python's Unicode tables.
+"""Hostile query strings for the app's URL parameters, generated from the parameters' own rules
+(``app.simulation.query.PARAMETERS``: names, kinds, bounds, choices) and Python's Unicode tables.
 
 Shared by the model tests (every case: parse → state → notice → the URL the app writes), the
 offline page's parser tests (every case under Node, against Python), the served tests (a
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from app.query import PARAMETERS, QueryParameter
+from app.simulation.query import PARAMETERS, QueryParameter
 
 SAFE = "/?:@!$()*,;=[]{}|^`~"
 """Characters a browser leaves as they are in a query (and a link author may too)."""
@@ -118,7 +118,7 @@ def _words(parameter: QueryParameter, true: tuple[str, ...], false: tuple[str, .
 
 
 def _per_parameter() -> Iterator[HostileQuery]:
-    from app.query import FALSE_WORDS, TRUE_WORDS
+    from app.simulation.query import FALSE_WORDS, TRUE_WORDS
 
     for parameter in PARAMETERS:
         name = parameter.name

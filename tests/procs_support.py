@@ -56,7 +56,7 @@ def free_port() -> int:
 def sdpa_sim_command() -> list[str]:
     """The installed ``sdpa-sim`` console script of this interpreter's environment."""
     script = Path(sys.executable).with_name("sdpa-sim")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "app.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "app.server.cli"]
 
 
 def wait_for(
@@ -371,7 +371,7 @@ CHANNEL_KEY = re.compile(r'"channel_key":\s*"([^"]+)"')
 async def channel_async(
     base_url: str, timeout: float = 60, headers: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    """A session's own websocket (app/channel.py) as its page uses it: the page, Bokeh's
+    """A session's own websocket (app/served/channel.py) as its page uses it: the page, Bokeh's
     websocket and the document (whose figures carry the channel's key), then
     ``/channel?key=KEY`` and one d_k move on it; every request with ``headers`` (e.g. a
     proxy's routing cookie).
@@ -384,7 +384,7 @@ async def channel_async(
     from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
     from tornado.websocket import websocket_connect
 
-    from app.controls_spec import D_K_GRID
+    from app.simulation.spec import D_K_GRID
 
     client = AsyncHTTPClient(force_instance=True, max_clients=1)
     try:

@@ -42,8 +42,8 @@ from tornado.websocket import WebSocketClientConnection, WebSocketClosedError, w
 # --- What the client knows about the app's page -------------------------------------------
 
 FRAME_ATTRIBUTE = "frame"
-"""The property of the first-screen figures' data model that each update sets (app/views/
-drawn_figures.py, ``DrawnFigures.frame``): a frame of numbers (app/numbers_out.py,
+"""The property of the first-screen figures' data model that each update sets (app/served/
+components/figures.py, ``DrawnFigures.frame``): a frame of numbers (app/page/frames.py,
 ``numbers_frame``: ``{"sequence", "state", "parts", "numbers"}``). The heatmap and the
 histograms are not models of the session's document: the page embeds them in documents of
 its own and draws every frame into them."""
@@ -53,13 +53,13 @@ FIGURES_ATTRIBUTE = "figures"
 the model has both, whatever the type name Panel generates for it (``DrawnFigures1``…)."""
 
 LESSON_MARKUP_ATTRIBUTE = "html"
-"""The property of the drawn lesson's data model (app/views/drawn_lesson.py,
+"""The property of the drawn lesson's data model (app/served/components/lesson.py,
 ``DrawnLesson.html``, never empty): the lesson's component, which draws the row comparison,
 has a ``frame`` and ``figures`` too, and is told apart by it."""
 
 CHANNEL_KEY_ATTRIBUTE = "channel_key"
 """The figures' data model property holding the key of the session's own websocket
-(app/channel.py): moves then go on it as text, frames come back on it as binary messages.
+(app/served/channel.py): moves then go on it as text, frames come back on it as binary messages.
 Empty or absent: the page has no channel, and moves and frames use Bokeh's websocket."""
 
 CONTROLS_TARGET = "controls"
@@ -76,19 +76,19 @@ temperature the weights alone), so a frame whose ``parts`` name it shows a move.
 
 LESSON_MODELS = ("lesson",)
 """Names of models only the lesson below the plots holds (its one drawn component,
-app/lesson.py): it has arrived once all are in."""
+app/served/sections.py): it has arrived once all are in."""
 
 SLIDER_LABELS = {"d_k": "d_k (key dimension)", "temperature": "temperature"}
-"""Slider key (the control's name) → its label (app/controls_spec.py)."""
+"""Slider key (the control's name) → its label (app/simulation/spec.py)."""
 
 CONTROLS_ATTRIBUTES = ("controls", "values")
-"""The properties that mark the drawn first-screen controls' data model (app/views/
-drawn_controls.py, ``DrawnControls``): the page draws a slider per entry of ``controls``
+"""The properties that mark the drawn first-screen controls' data model (app/served/
+components/controls.py, ``DrawnControls``): the page draws a slider per entry of ``controls``
 and sends each move as a message, ``{"name", "index"}``."""
 
 FIRST_SCREEN_TYPE = "FirstScreen"
-"""Start of the type name of the first screen's data model (``FirstScreen1``; app/views/
-first_screen.py), when the page has one. It holds the lesson's gate (the page sets its
+"""Start of the type name of the first screen's data model (``FirstScreen1``; app/served/
+components/first_screen.py), when the page has one. It holds the lesson's gate (the page sets its
 ``lesson_opened``: the lesson is then built when the student reaches the gate, not on
 ``document_ready``); "More controls" opens on the page alone."""
 
@@ -468,14 +468,14 @@ def channel_url(page: str, key: str) -> str:
 
 
 def channel_frame_header(message: bytes) -> dict[str, Any]:
-    """The JSON header of a binary frame message of the channel (app/channel.py,
+    """The JSON header of a binary frame message of the channel (app/served/channel.py,
     ``frame_message``): ``to``, ``handled``, ``sequence``, ``parts``, ``text``, ``arrays``."""
     (length,) = struct.unpack_from("<I", message)
     return json.loads(message[4 : 4 + length].decode("utf-8"))
 
 
 def is_values_message(text: str) -> bool:
-    """Whether ``text`` is a channel's values message (app/channel.py,
+    """Whether ``text`` is a channel's values message (app/served/channel.py,
     ``SessionChannel.send_values``): ``{"to": component, "values": {…}}``."""
     try:
         message = json.loads(text)
@@ -723,7 +723,7 @@ class ProtocolSession:
         self.times.closed = time.monotonic()
 
     async def _open_channel(self, key: str) -> None:
-        """Open the session's own websocket as the page does (app/views/channel.js)."""
+        """Open the session's own websocket as the page does (app/page/assets/channel.js)."""
         request = HTTPRequest(
             channel_url(self.url, key),
             headers={"Origin": self.origin},

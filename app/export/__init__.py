@@ -15,7 +15,7 @@ weights·V beside V, the worked example, the quiz and "When the assumptions brea
 (σ_q, σ_k, the softmax's format and max subtraction, and the two CSV downloads:
 ``assumptions.py``, ``assumptions.js``). The lesson's figures and controls are a second
 Bokeh document, drawn once the first screen is painted. It reads the served app's URL query
-parameters with the served app's rules (``query.js``, from :func:`app.query.query_spec`),
+parameters with the served app's rules (``query.js``, from :func:`app.simulation.query.query_spec`),
 presets and ``controls=`` included, clamping bad values with a short plain-text notice,
 and keeps the link's other parameters in the URL as they came.
 
@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.export.data import D_MAX_DEFAULT, N_MAX_DEFAULT, build_export_data
+from app.page.kernel_data import D_MAX_DEFAULT, N_MAX_DEFAULT, build_export_data
 
 MAX_BYTES = 5_000_000
 """Largest file the export writes: learning platforms often cap uploads at 5 MB."""

@@ -13,7 +13,6 @@ import html
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from bokeh.core.json_encoder import serialize_json
 from bokeh.document import Document
@@ -24,35 +23,27 @@ from bokeh.models import CustomJS, Model
 from bokeh.resources import INLINE
 
 from app.compat import BOKEH_IMAGE_JS, UNCHANGED_STYLESHEETS_JS, without_model_definitions
-from app.controls_spec import (
-    CONTROL_BY_NAME,
-    HISTOGRAMS,
-    OUTPUT,
-    ROW,
-    SCORES,
-    SHOWABLE_CONTROLS,
-    TITLE,
-    VIEW,
-    WEIGHTS,
-    nearest_on_grid,
-    page_spec,
-)
-from app.derived import HISTOGRAM_BINS, HISTOGRAM_HALF_WIDTH
-from app.export.assumptions import (
+from app.page import ASSETS
+from app.page.assumptions import (
     SECTION_GROUPS,
     assumptions_config,
     section_css,
     section_histogram,
     section_html,
 )
-from app.export.data import (
+from app.page.controls import CONTROL_DRAWING, PRESET
+from app.page.controls import CSS as CONTROLS_CSS
+from app.page.facts import LESSON_HEADING, MORE_LABEL, WIDE_PAGE_PX
+from app.page.figures import ALERT_TEXTS, DARK_FIGURE_THEME, build_views, figures_config, intro_html
+from app.page.frames import frame_fields_spec
+from app.page.kernel_data import (
     FIXED_CONTROLS,
     ExportData,
     payload,
     sample_limits,
     slider_grids,
 )
-from app.export.lesson import (
+from app.page.lesson import (
     FIGURES_SLOT,
     LESSON_CONTROLS,
     OUTPUT_SLOT,
@@ -68,25 +59,37 @@ from app.export.lesson import (
     why_section,
     worked_section,
 )
-from app.export.training import build_training, default_grid, training_spec
-from app.export.views import ALERT_TEXTS, build_views, figures_config, intro_html
-from app.export.widgets import FIRST_SCREEN, MORE, OFFLINE_CONTROLS, PRESET, widget_specs
-from app.layout import WIDE_PAGE_PX
-from app.model import SimulationModel
-from app.numbers_out import frame_fields_spec
-from app.presets import PRESETS, Preset, Reach, presets_within
-from app.query import PARAMETER_NAMES, SHOWN_CONTROLS, index_limits, limit_indexes, query_spec
-from app.state import SimulationState
-from app.views.disclosure import boxed_disclosure_css
-from app.views.drawn_controls import CONTROL_DRAWING
-from app.views.drawn_controls import CSS as CONTROLS_CSS
-from app.views.drawn_figures import DARK_FIGURE_THEME
-from app.views.first_screen import LESSON_HEADING, MORE_LABEL
-from app.views.readouts import READOUT_CSS
-from app.views.system_theme import THEME_CSS
-from app.views.training_grid import CSS as TRAINING_CSS
+from app.page.offline_controls import FIRST_SCREEN, MORE, OFFLINE_CONTROLS, widget_specs
+from app.page.theme import THEME_CSS
+from app.page.training import build_training, default_grid, training_spec
+from app.page.views.disclosure import boxed_disclosure_css
+from app.page.views.readouts import READOUT_CSS
+from app.page.views.training_grid import CSS as TRAINING_CSS
+from app.simulation.model import SimulationModel
+from app.simulation.parts import HISTOGRAM_BINS, HISTOGRAM_HALF_WIDTH
+from app.simulation.presets import PRESETS, Preset, Reach, presets_within
+from app.simulation.query import (
+    PARAMETER_NAMES,
+    SHOWN_CONTROLS,
+    index_limits,
+    limit_indexes,
+    query_spec,
+)
+from app.simulation.spec import (
+    CONTROL_BY_NAME,
+    HISTOGRAMS,
+    OUTPUT,
+    ROW,
+    SCORES,
+    SHOWABLE_CONTROLS,
+    TITLE,
+    VIEW,
+    WEIGHTS,
+    nearest_on_grid,
+    page_spec,
+)
+from app.simulation.state import SimulationState
 
-ASSETS = Path(__file__).resolve().parent
 SCRIPTS = (
     CONTROL_DRAWING,
     *(
@@ -108,7 +111,7 @@ SCRIPTS = (
 control drawing code, then the file's own."""
 
 PAGE_CONTROLS = tuple(control.name for control in OFFLINE_CONTROLS)
-"""The controls an exported page offers (app/controls_spec.py's ``offline`` ones)."""
+"""The controls an exported page offers (app/simulation/spec.py's ``offline`` ones)."""
 
 URL_NAMES = tuple(
     name
@@ -201,16 +204,16 @@ group of the lesson's assumptions section."""
 SIDEBAR_PX = 1000
 """Window width from which the page's controls sit beside the plots (page.css's media
 query). A full page opens "More controls" at once only from there (and from the served
-page's :data:`app.layout.WIDE_PAGE_PX`): below it the controls sit above the plots, and the
+page's :data:`app.page.facts.WIDE_PAGE_PX`): below it the controls sit above the plots, and the
 opened section would push the heatmap below the first screen of a file opened from disk."""
 
 EMBED_PARAMETER = "embed"
-"""The query parameter that asks for the embedded layout (app.query.parse_embed's)."""
+"""The query parameter that asks for the embedded layout (app.simulation.query.parse_embed's)."""
 
 
 def shown_controls_spec() -> dict:
-    """What query.js needs to read ``?controls=`` as app.query.parse_shown_controls does:
-    the parameter's name and the names the page can show, in app.controls_spec's order."""
+    """What query.js needs to read ``?controls=`` as app.simulation.query.parse_shown_controls does:
+    the parameter's name and the names the page can show, in app.simulation.spec's order."""
     return {
         "parameter": SHOWN_CONTROLS,
         "names": [name for name in SHOWABLE_CONTROLS if name in PAGE_WIDGETS],
@@ -222,9 +225,9 @@ def shown_controls_spec() -> dict:
 
 
 def page_limits(data: ExportData) -> dict:
-    """What query.js fits a link's values to (:func:`app.export.data.sample_limits`),
+    """What query.js fits a link's values to (:func:`app.page.kernel_data.sample_limits`),
     ``controls``: what a preset is compared on (the controls offered and those fixed), and
-    ``indexes``: a row past n is the last (:func:`app.query.index_limits`)."""
+    ``indexes``: a row past n is the last (:func:`app.simulation.query.index_limits`)."""
     return {
         **sample_limits(data),
         "controls": [*PAGE_CONTROLS, *FIXED_CONTROLS, *LESSON_CONTROLS],
@@ -235,7 +238,7 @@ def page_limits(data: ExportData) -> dict:
 def source_config(data: ExportData, curve_points: int) -> dict:
     """What the page's number source (kernel_source.js's ``KernelSource``) reads: the
     samples, the histograms' bins and curve, the values V, the parts it computes with their
-    inputs, and the frames' field names (:func:`app.numbers_out.frame_fields_spec`)."""
+    inputs, and the frames' field names (:func:`app.page.frames.frame_fields_spec`)."""
     spec = page_spec(offline_only=True)
     return {
         "data": payload(data),
@@ -253,7 +256,7 @@ def source_config(data: ExportData, curve_points: int) -> dict:
 
 def page_config(data: ExportData, state: SimulationState, curve_points: int) -> dict:
     """Everything the page's JavaScript reads at load: the controls, texts and thresholds of
-    app/controls_spec.py, what its number source reads (:func:`source_config`: the samples
+    app/simulation/spec.py, what its number source reads (:func:`source_config`: the samples
     among it), the URL rules and the figures' words and sizes."""
     spec = page_spec(offline_only=True)
     grids = slider_grids(data)

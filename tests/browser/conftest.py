@@ -22,8 +22,8 @@ from browser_support import (
 )
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Response, expect
 
-from app.controls_spec import D_K_GRID
-from app.views.first_screen import GATE_LABEL
+from app.served.components.first_screen import GATE_LABEL
+from app.simulation.spec import D_K_GRID
 
 PAGE_TIMEOUT_MS = 20_000
 """Playwright's per-action and per-wait limit: long enough for a loaded CI machine."""
@@ -239,7 +239,7 @@ class AppPage:
         self.page.wait_for_function(LESSON_JS)
 
     def open_section(self, title: str) -> None:
-        """Press the button of the lesson section ``title`` (app/lesson.py) and wait until
+        """Press the button of the lesson section ``title`` (app/served/sections.py) and wait until
         the section has arrived and the session is idle again."""
         button = self.page.get_by_role("button", name=title)
         button.click()

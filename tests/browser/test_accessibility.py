@@ -16,10 +16,11 @@ from browser_support import FIGURES_HELPER_JS
 from conftest import PAGE_TIMEOUT_MS, AppPage
 from playwright.sync_api import Browser, expect
 
-from app.lesson import ASSUMPTIONS_TITLE, TRAINING_TITLE
-from app.views.drawn_figures import DARK_FIGURE_THEME
-from app.views.system_theme import DARK_PAGE, PANEL_DARK
-from app.views.training import TRAIN_LABEL
+from app.page.figures import DARK_FIGURE_THEME
+from app.page.theme import DARK_PAGE, PANEL_DARK
+from app.page.views.assumptions import ASSUMPTIONS_TITLE
+from app.page.views.training_grid import TRAINING_TITLE
+from app.served.components.training_session import TRAIN_LABEL
 
 if TYPE_CHECKING:
     from browser_support import AppServer

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import Locator, expect
 
-from app.lesson import ASSUMPTIONS_TITLE
-from app.views.heatmap import OVERFLOW_COLOUR
+from app.page.views.assumptions import ASSUMPTIONS_TITLE
+from app.page.views.heatmap import OVERFLOW_COLOUR
 
 if TYPE_CHECKING:
     from conftest import AppPage

@@ -11,7 +11,7 @@ import pytest
 from conftest import PAGE_TIMEOUT_MS
 from playwright.sync_api import expect
 
-from app.share import SHARE_TEXTS
+from app.served.share import SHARE_TEXTS
 
 if TYPE_CHECKING:
     from conftest import AppPage

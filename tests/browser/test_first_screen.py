@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from playwright.sync_api import expect
 
-from app.controls_spec import CONTROL_BY_NAME, D_K_GRID
+from app.simulation.spec import CONTROL_BY_NAME, D_K_GRID
 
 if TYPE_CHECKING:
     from conftest import AppPage

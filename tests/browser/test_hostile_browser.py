@@ -26,9 +26,9 @@ from procs_support import FrontServer, running_front, tracebacks
 from test_url_state import DEEP_TEXT_JS, INJECTED_JS
 from tornado.httputil import parse_qs_bytes
 
-from app.query import compose_search
-from app.state import SimulationState
-from app.views.heatmap import row_outline
+from app.page.views.heatmap import row_outline
+from app.simulation.query import compose_search
+from app.simulation.state import SimulationState
 
 if TYPE_CHECKING:
     from conftest import AppPage
@@ -170,7 +170,7 @@ def test_a_link_with_bokehs_parameters_loads_nothing_and_says_why(
     request: pytest.FixtureRequest, chromium: Any, serving: str, target: str
 ) -> None:
     """Chromium opens a link carrying ``bokeh-*`` parameters: ``sdpa-sim``'s guard and plain
-    ``panel serve``'s authorize callback (app/plain_serve.py) answer with a plain 4xx that
+    ``panel serve``'s authorize callback (app/server/plain_serve.py) answer with a plain 4xx that
     says why, and no script runs (but plain ``/``, which Bokeh redirects to the page without
     its query); nothing is requested from another host."""
     server = request.getfixturevalue("guarded_server" if serving == "sdpa-sim" else "app_server")

@@ -31,12 +31,11 @@ from protocol_client import (
 from tornado.httpclient import HTTPClientError
 from tornado.httputil import parse_qs_bytes
 
-from app.address import fit_query
-from app.controls import widget_names
-from app.controls_spec import D_K_GRID
-from app.query import compose_search
-from app.state import SimulationState
-from app.views.drawn_controls import widget_spec
+from app.page.controls import widget_names, widget_spec
+from app.simulation.address import fit_query
+from app.simulation.query import compose_search
+from app.simulation.spec import D_K_GRID
+from app.simulation.state import SimulationState
 
 TIMEOUT = 90.0
 """Seconds any one wait may take on a loaded CI machine."""
@@ -95,7 +94,7 @@ def notice_text(session: ProtocolSession) -> str:
 
 def served_query(query: str) -> str:
     """The query the page is built for: a query too long to keep is redirected without
-    what does not fit (app/address.py), under plain panel serve too."""
+    what does not fit (app/simulation/address.py), under plain panel serve too."""
     fitted = fit_query(query)
     return query if fitted is None else fitted[0]
 
@@ -161,7 +160,7 @@ def test_sampled_links_open_real_sessions_with_the_expected_url_and_notice(app_s
             continue
         if case.category == "reserved":
             # Plain panel serve: the app's authorize callback refuses Bokeh's parameters
-            # before Bokeh reads them (app/plain_serve.py), with Panel's 403.
+            # before Bokeh reads them (app/server/plain_serve.py), with Panel's 403.
             assert result["status"] == 403, where
             continue
         assert result["status"] == 200, where
@@ -182,7 +181,7 @@ BAD_VALUES: list[Any] = [
 BokehJS encodes them), markup, 100 kB."""
 
 DRAWN_PROPERTIES = ("controls", "more", "values", "texts", "shares", "open_more_from")
-"""The drawn controls' properties (app/views/drawn_controls.py), none of which a page sets."""
+"""The drawn controls' properties (app/served/components/controls.py), none of which a page sets."""
 
 
 def drawn_records(session: ProtocolSession) -> tuple[ModelRecord, ModelRecord]:

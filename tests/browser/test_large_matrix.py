@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-from app.controls_spec import CONTROL_BY_NAME
-from app.model import SimulationModel
-from app.state import SimulationState
-from app.weight_codes import STEPS_PER_UNIT
+from app.page.weight_codes import STEPS_PER_UNIT
+from app.simulation.model import SimulationModel
+from app.simulation.spec import CONTROL_BY_NAME
+from app.simulation.state import SimulationState
 
 if TYPE_CHECKING:
     from conftest import AppPage

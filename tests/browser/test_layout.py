@@ -18,7 +18,7 @@ NARROW = {"width": 400, "height": 800}
 FIGURES = ("heatmap", "raw_histogram", "scaled_histogram")
 
 COLLAPSE_METRICS = ("entropy", "max_weight", "jacobian_norm")
-"""The collapse figures are named ``collapse_<metric>`` (app/views/collapse.py)."""
+"""The collapse figures are named ``collapse_<metric>`` (app/page/views/collapse.py)."""
 
 EXTENT_JS = """(name) => {
   const figure = sdpaFigure(name);

@@ -8,11 +8,11 @@ import pytest
 from conftest import LESSON_JS
 from playwright.sync_api import expect
 
-from app.controls_spec import CONTROL_BY_NAME
-from app.lesson import ASSUMPTIONS_TITLE, TRAINING_TITLE
-from app.views.assumptions import LAW_CONTROLS
-from app.views.first_screen import GATE_LABEL
-from app.views.quiz import DIVISOR_LABEL, SQRT_LABEL
+from app.page.views.assumptions import ASSUMPTIONS_TITLE, LAW_CONTROLS
+from app.page.views.quiz import DIVISOR_LABEL, SQRT_LABEL
+from app.page.views.training_grid import TRAINING_TITLE
+from app.served.components.first_screen import GATE_LABEL
+from app.simulation.spec import CONTROL_BY_NAME
 
 if TYPE_CHECKING:
     from conftest import AppPage
@@ -141,8 +141,9 @@ SAME_FIRST_FIGURES_JS = """() => SdpaDrawnFigures.length === 1
 
 def test_the_lesson_is_built_when_the_student_scrolls_to_it(app_page: AppPage) -> None:
     """A session sends the first screen only; scrolling near the lesson's button brings it,
-    and its arrival leaves the figures above it as they were (app/views/first_screen.py draws
-    each child into its box: nothing else is redrawn)."""
+    and its arrival leaves the figures above it as they were
+    (app/served/components/first_screen.py draws each child into its box: nothing else is
+    redrawn)."""
     app_page.open(lesson=False)
     page = app_page.page
     gate = page.get_by_role("button", name=GATE_LABEL)

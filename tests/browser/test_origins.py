@@ -67,7 +67,7 @@ def test_websocket_from_another_origin_is_refused(app_server: AppServer, origin:
 
 
 def test_sdpa_sim_passes_the_allowed_origins_through() -> None:
-    from app.cli import build_parser, serve_arguments
+    from app.server.cli import build_parser, serve_arguments
 
     options = build_parser().parse_args(
         ["--allow-websocket-origin", "course.example.edu", "--allow-websocket-origin", "b:8080"]

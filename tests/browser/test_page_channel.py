@@ -1,4 +1,4 @@
-"""The served page's moves and frames on the session's own channel (app/channel.py), and on
+"""The served page's moves and frames on the session's own channel (app/served/channel.py), and on
 Bokeh's websocket when the channel is refused: the same page either way."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from app.controls_spec import D_K_GRID
+from app.simulation.spec import D_K_GRID
 
 if TYPE_CHECKING:
     from conftest import AppPage

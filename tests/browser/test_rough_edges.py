@@ -18,19 +18,20 @@ from browser_support import ROW_CELL_PIXELS_JS, assert_bright_cell_in_full_view
 from playwright.sync_api import expect
 from test_training import GRID_DRAWN_JS, GRID_TIMEOUT_MS, RUN_LENGTH_JS, WATCH_RUN_JS
 
-from app.controls_spec import (
+from app.page.controls import control_spec
+from app.page.views.assumptions import ASSUMPTIONS_TITLE
+from app.page.views.heatmap import ROW_OUTLINE_COLOUR
+from app.page.views.training_grid import TRAINING_TITLE
+from app.served.components.training_session import TRAIN_LABEL
+from app.simulation.csv_files import HISTOGRAM_LABEL, MATRIX_LABEL
+from app.simulation.presets import preset_options
+from app.simulation.spec import (
     ASSUMPTION_CONTROLS,
     CONTROL_BY_NAME,
     CONTROLS,
     NO_PRESET_LABEL,
     PRESET_LABEL,
 )
-from app.data_out import HISTOGRAM_LABEL, MATRIX_LABEL
-from app.lesson import ASSUMPTIONS_TITLE, TRAINING_TITLE
-from app.presets import preset_options
-from app.views.drawn_controls import control_spec
-from app.views.heatmap import ROW_OUTLINE_COLOUR
-from app.views.training import TRAIN_LABEL
 
 if TYPE_CHECKING:
     from conftest import AppPage

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import expect
 
-from app.controls_spec import D_K_GRID, N_GRID, TEMPERATURE_GRID, nearest_on_grid
+from app.simulation.spec import D_K_GRID, N_GRID, TEMPERATURE_GRID, nearest_on_grid
 
 if TYPE_CHECKING:
     from conftest import AppPage

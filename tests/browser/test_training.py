@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import expect
 
-from app.lesson import TRAINING_TITLE
-from app.views.training import STOP_LABEL, TRAIN_LABEL
+from app.page.views.training_grid import TRAINING_TITLE
+from app.served.components.training_session import STOP_LABEL, TRAIN_LABEL
 
 if TYPE_CHECKING:
     from conftest import AppPage

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    """``panel serve app/main.py`` without ``--plugins app.channel``, for this module."""
+    """``panel serve app/main.py`` without ``--plugins app.served.channel``, for this module."""
     log_path = tmp_path_factory.mktemp("plain-serve") / "server.log"
     try:
         server = start_server(log_path, channel=False)
@@ -51,8 +51,8 @@ def test_training_streams_over_bokehs_websocket(app_page: AppPage) -> None:
     from playwright.sync_api import expect
     from test_training import GRID_DRAWN_JS, GRID_TIMEOUT_MS
 
-    from app.lesson import TRAINING_TITLE
-    from app.views.training import TRAIN_LABEL
+    from app.page.views.training_grid import TRAINING_TITLE
+    from app.served.components.training_session import TRAIN_LABEL
 
     app_page.open("?d_k=256", lesson=True)
     app_page.open_section(TRAINING_TITLE)

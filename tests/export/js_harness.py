@@ -18,10 +18,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-import app.export
+from app.page import ASSETS
 
 HERE = Path(__file__).resolve().parent
-EXPORT_DIR = Path(app.export.__file__).resolve().parent
+
 CODEC = HERE / "codec.js"
 MODULES = {
     "kernel": "kernel.js",
@@ -94,7 +94,7 @@ class Runner(Protocol):
 def run_node(calls: Sequence[Call]) -> list[Any]:
     """Run ``calls`` (module, function, arguments) in one Node.js process."""
     request = {
-        "scripts": {name: str(EXPORT_DIR / script) for name, script in MODULES.items()},
+        "scripts": {name: str(ASSETS / script) for name, script in MODULES.items()},
         "calls": [[module, name, encode(list(args))] for module, name, args in calls],
     }
     result = subprocess.run(

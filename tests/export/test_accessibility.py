@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from axe_support import assert_axe_clean, axe_installed
 
-from app.views.drawn_figures import DARK_FIGURE_THEME
-from app.views.system_theme import DARK_PAGE
+from app.page.figures import DARK_FIGURE_THEME
+from app.page.theme import DARK_PAGE
 
 from .conftest import OfflinePage
 

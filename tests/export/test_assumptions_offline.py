@@ -14,15 +14,14 @@ import numpy as np
 import pytest
 
 import sdpa_core
-from app.controls_spec import CONTROL_BY_NAME, PRECISION_CHOICES
-from app.data_out import histogram_csv, histogram_filename, matrix_csv, matrix_filename
-from app.derived import QKLaw, histograms_for, scores_for, weights_frame
-from app.export.assumptions import SECTION_CONTROLS, SERVER_ONLY, assumptions_config
-from app.lesson import ASSUMPTIONS_TITLE
-from app.model import SimulationModel
-from app.state import SimulationState
-from app.views.assumptions import READOUT_GROUPS, assumptions_html
-from app.views.readouts import readouts_html
+from app.page.assumptions import SECTION_CONTROLS, SERVER_ONLY, assumptions_config
+from app.page.views.assumptions import ASSUMPTIONS_TITLE, READOUT_GROUPS, assumptions_html
+from app.page.views.readouts import readouts_html
+from app.simulation.csv_files import histogram_csv, histogram_filename, matrix_csv, matrix_filename
+from app.simulation.model import SimulationModel
+from app.simulation.parts import QKLaw, histograms_for, scores_for, weights_frame
+from app.simulation.spec import CONTROL_BY_NAME, PRECISION_CHOICES
+from app.simulation.state import SimulationState
 
 from .conftest import OfflinePage
 from .js_harness import Runner
@@ -238,7 +237,7 @@ def _served(opened: OfflinePage) -> SimulationModel:
 
 
 def _section_readouts(opened: OfflinePage) -> dict[str, str]:
-    """Each group's readouts in the page, by group (app.views.assumptions.READOUT_GROUPS)."""
+    """Each group's readouts in the page, by group (app.page.views.assumptions.READOUT_GROUPS)."""
     return {
         group: opened.page.locator(f"#sdpa-assumptions-{group}-readouts").inner_html()
         for group in READOUT_GROUPS
@@ -281,7 +280,7 @@ def test_the_section_shows_the_served_readouts_and_marks_the_overflow(open_expor
     # The overflow layer marks exactly the served overflowed cells, with its legend.
     assert opened.model("heatmap_overflow", "m.visible") is True
     assert opened.model("heatmap_overflow_legend", "m.visible") is True
-    # In the figure, with its keys, only while shown (app/export/views.py takes it out).
+    # In the figure, with its keys, only while shown (app/page/figures.py takes it out).
     legend_in_figure = """Bokeh.documents[0].get_model_by_name("heatmap").below
         .some((item) => item.name === "heatmap_overflow_legend")"""
     keys_shown = """Bokeh.documents[0].get_model_by_name("heatmap").renderers

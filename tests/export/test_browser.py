@@ -2,7 +2,7 @@
 
 The ``open_export`` fixture fails a test whose page logs an error or tries to reach the
 network. Controls are driven with the keyboard; the numbers are read from the page's Bokeh
-models and compared with sdpa_core and app.derived for the same state.
+models and compared with sdpa_core and app.simulation.parts for the same state.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import sdpa_core
-from app.controls_spec import CONTROL_BY_NAME, CONTROLS, VIEWS
-from app.derived import dot_product_histograms
-from app.model import SimulationModel
-from app.state import SimulationState
-from app.views.readouts import readouts_html
+from app.page.views.readouts import readouts_html
+from app.simulation.model import SimulationModel
+from app.simulation.parts import dot_product_histograms
+from app.simulation.spec import CONTROL_BY_NAME, CONTROLS, VIEWS
+from app.simulation.state import SimulationState
 
 from .conftest import OfflinePage
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.browser
 
 SEED = 0
 LABEL = {control.name: control.label for control in CONTROLS}
-"""Each control's label in app/controls_spec.py: its widget's accessible name."""
+"""Each control's label in app/simulation/spec.py: its widget's accessible name."""
 WEIGHTS_TOLERANCE = 1e-5
 
 
@@ -159,7 +159,7 @@ def test_keyboard_moves_every_control_and_the_weights_follow_the_core(open_expor
 
 def mapper_range(opened: OfflinePage) -> list[float]:
     """The heatmap colour mapper's [low, high], after checking the colour bar shows the same
-    range and palette (it has a mapper of its own, see app/export/views.py)."""
+    range and palette (it has a mapper of its own, see app/page/figures.py)."""
     image, bar = opened.page.evaluate(
         """() => {
             const models = SdpaExport.page.models;

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import build_parser, main, serve_arguments
+from app.server.cli import build_parser, main, serve_arguments
 
 
 def test_serving_stays_the_default() -> None:

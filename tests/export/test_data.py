@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import sdpa_core
-from app.controls_spec import D_K_GRID, N_GRID
-from app.export.data import (
+from app.page.kernel_data import (
     build_export_data,
     check_limits,
     d_k_positions,
@@ -17,6 +16,7 @@ from app.export.data import (
     n_positions,
     payload,
 )
+from app.simulation.spec import D_K_GRID, N_GRID
 
 
 def test_default_d_k_steps_are_every_other_served_position_up_to_512() -> None:

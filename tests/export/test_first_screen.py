@@ -3,7 +3,7 @@
 The controls a student moves most sit beside or above the heatmap and the raw histogram,
 which all fit the first viewport of a phone or a small course-page frame; the others open
 under "More controls"; ``?controls=`` shows exactly the controls a link names, read by
-query.js as app.query.parse_shown_controls reads it, notice for notice.
+query.js as app.simulation.query.parse_shown_controls reads it, notice for notice.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from tornado.httputil import parse_qs_bytes
 
-from app.controls_spec import CONTROL_BY_NAME, CONTROLS, FIRST_SCREEN_CONTROLS, VIEWS
 from app.export.page import shown_controls_spec
-from app.query import parse_shown_controls, query_spec
+from app.simulation.query import parse_shown_controls, query_spec
+from app.simulation.spec import CONTROL_BY_NAME, CONTROLS, FIRST_SCREEN_CONTROLS, VIEWS
 
 from .conftest import OfflinePage
 from .js_harness import Runner

@@ -16,10 +16,10 @@ import pytest
 from hostile_queries import BROWSER_LINKS
 from tornado.httputil import parse_qs_bytes
 
-from app.controls_spec import CONTROL_BY_NAME
 from app.export.page import URL_NAMES
-from app.export.widgets import OFFLINE_CONTROLS
-from app.query import compose_search, parse_query
+from app.page.offline_controls import OFFLINE_CONTROLS
+from app.simulation.query import compose_search, parse_query
+from app.simulation.spec import CONTROL_BY_NAME
 
 from .conftest import OfflinePage
 from .test_browser import press

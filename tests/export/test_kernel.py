@@ -1,4 +1,5 @@
-"""kernel.js against sdpa_core and app.derived, value for value, under Node.js and in Chromium.
+"""kernel.js against sdpa_core and app.simulation.parts, value for value, under Node.js and in
+Chromium.
 
 Every check feeds the JavaScript and NumPy the same inputs; float64 results must agree to
 1e-12 (summation order is the only difference) and histograms bin for bin.
@@ -12,15 +13,15 @@ import numpy as np
 import pytest
 
 import sdpa_core
-from app.controls_spec import D_K_GRID, N_GRID, TEMPERATURE_GRID, nearest_on_grid
-from app.derived import (
+from app.page.kernel_data import build_export_data, encode_float32
+from app.simulation.parts import (
     HISTOGRAM_BINS,
     HISTOGRAM_HALF_WIDTH,
     dot_product_histograms,
     score_images,
     weights_frame,
 )
-from app.export.data import build_export_data, encode_float32
+from app.simulation.spec import D_K_GRID, N_GRID, TEMPERATURE_GRID, nearest_on_grid
 
 from .js_harness import Runner
 

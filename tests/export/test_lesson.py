@@ -13,11 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.controls_spec import CONTROLS, SEED_BOUNDS, TEMPERATURE_GRID
-from app.export.lesson import collapse_spec, collapse_table
-from app.model import SimulationModel
-from app.state import SimulationState
-from app.views.collapse import (
+from app.page.lesson import collapse_spec, collapse_table
+from app.page.views.collapse import (
     COLLAPSE_D_VALUES,
     METRICS,
     curve_data,
@@ -25,8 +22,11 @@ from app.views.collapse import (
     marker_caption,
     marker_data,
 )
-from app.views.heatmap import row_outline
-from app.views.row_compare import BAR_OFFSET, LEGEND, TITLE
+from app.page.views.heatmap import row_outline
+from app.page.views.row_compare import BAR_OFFSET, LEGEND, TITLE
+from app.simulation.model import SimulationModel
+from app.simulation.spec import CONTROLS, SEED_BOUNDS, TEMPERATURE_GRID
+from app.simulation.state import SimulationState
 
 from .conftest import OfflinePage
 from .js_harness import Runner
@@ -245,10 +245,10 @@ def visible_text(html: str) -> str:
 
 @pytest.mark.browser
 def test_the_faq_and_the_worked_example_show_the_served_texts(open_export) -> None:
-    from app.export.data import D_MAX_DEFAULT
-    from app.export.lesson import note_beyond_reach
-    from app.lesson_text import FAQ
-    from app.views.worked_example import SWITCH_LABEL, worked_example, worked_example_html
+    from app.page.kernel_data import D_MAX_DEFAULT
+    from app.page.lesson import note_beyond_reach
+    from app.page.lesson_text import FAQ
+    from app.page.views.worked_example import SWITCH_LABEL, worked_example, worked_example_html
 
     opened = open_export()
     page = opened.page
@@ -288,8 +288,8 @@ def test_the_faq_and_the_worked_example_show_the_served_texts(open_export) -> No
 
 @pytest.mark.browser
 def test_the_preset_selector_applies_a_scene_as_the_served_one_does(open_export) -> None:
-    from app.controls_spec import NO_PRESET_LABEL, PRESET_LABEL
-    from app.presets import PRESETS
+    from app.simulation.presets import PRESETS
+    from app.simulation.spec import NO_PRESET_LABEL, PRESET_LABEL
 
     from .test_browser import assert_weights_match_core
 
@@ -356,9 +356,9 @@ QUIZ_ANSWERS = [
 def test_the_quiz_grades_as_the_served_one(node: Runner) -> None:
     from dataclasses import asdict
 
-    from app.export.lesson import quiz_spec
-    from app.query import query_spec
-    from app.views import quiz
+    from app.page.lesson import quiz_spec
+    from app.page.views import quiz
+    from app.simulation.query import query_spec
 
     spec, rules = quiz_spec(), query_spec()
     calls = [
@@ -392,7 +392,7 @@ def test_the_quiz_grades_as_the_served_one(node: Runner) -> None:
 
 @pytest.mark.browser
 def test_the_quiz_gives_its_feedback_in_the_page(open_export) -> None:
-    from app.views import quiz
+    from app.page.views import quiz
 
     page = open_export().page
 
@@ -449,10 +449,10 @@ FOCUSED = """() => {
 
 @pytest.mark.browser
 def test_the_keyboard_reaches_every_control_of_the_page_and_the_lesson(open_export) -> None:
-    from app.controls_spec import NO_PRESET_LABEL, VIEWS
-    from app.lesson import TRAINING_TITLE
-    from app.views import quiz
-    from app.views.worked_example import SWITCH_LABEL
+    from app.page.views import quiz
+    from app.page.views.training_grid import TRAINING_TITLE
+    from app.page.views.worked_example import SWITCH_LABEL
+    from app.simulation.spec import NO_PRESET_LABEL, VIEWS
 
     page = open_export(width=1280, height=800).page
     reached = []
@@ -504,8 +504,8 @@ def test_every_lesson_control_shares_a_screen_with_what_it_changes(
 ) -> None:
     """As on the served page: each control of the lesson and the figure or readout it
     changes fit in one viewport together (issue 26)."""
-    from app.export.assumptions import SECTION_GROUPS
-    from app.views.worked_example import SWITCH_LABEL
+    from app.page.assumptions import SECTION_GROUPS
+    from app.page.views.worked_example import SWITCH_LABEL
 
     width, height = size
     opened = open_export(width=width, height=height)

@@ -13,10 +13,10 @@ import pytest
 
 import sdpa_core
 from app.export import MAX_BYTES, ExportTooLargeError, export_html
-from app.export.assumptions import SECTION_CONTROLS
-from app.export.data import build_export_data
 from app.export.page import PAGE_CONTROLS, build_document, initial_state, inline_bundle
-from app.views.heatmap import LEGEND_KEY_NAME
+from app.page.assumptions import SECTION_CONTROLS
+from app.page.kernel_data import build_export_data
+from app.page.views.heatmap import LEGEND_KEY_NAME
 
 
 def config_of(html: str) -> dict:
@@ -134,9 +134,9 @@ def test_heatmap_draws_only_the_current_view() -> None:
 
 def test_the_config_carries_the_servers_templates(html: str) -> None:
     """text.js and assumptions.js fill the templates of the modules that own the words."""
-    from app.views.assumptions import ASSUMPTION_TEXTS
-    from app.views.histogram import HISTOGRAM_TEXTS
-    from app.views.readouts import READOUT_TEXTS
+    from app.page.views.assumptions import ASSUMPTION_TEXTS
+    from app.page.views.histogram import HISTOGRAM_TEXTS
+    from app.page.views.readouts import READOUT_TEXTS
 
     config = config_of(html)
     assert config["texts"] == {"readouts": READOUT_TEXTS, "histograms": HISTOGRAM_TEXTS}
@@ -144,8 +144,8 @@ def test_the_config_carries_the_servers_templates(html: str) -> None:
 
 
 def test_readouts_start_as_the_servers(html: str) -> None:
-    from app.model import SimulationModel
-    from app.views.readouts import readouts_html
+    from app.page.views.readouts import readouts_html
+    from app.simulation.model import SimulationModel
 
     expected = readouts_html(SimulationModel(initial_state(build_export_data(128, 512, 0))))
     assert f'<div class="sdpa-readouts" id="sdpa-readouts">{expected}</div>' in html

@@ -1,4 +1,4 @@
-"""query.js reads URL query strings as app/query.py does, value for value and notice for
+"""query.js reads URL query strings as app/simulation/query.py does, value for value and notice for
 notice, on every generated hostile link (tests/hostile_queries.py) and on random text;
 applies presets as SimulationState does; writes the URL as the served app does; then fits
 the values to the offline page's limits. Every notice, and the boxes controller.js puts
@@ -17,10 +17,10 @@ import pytest
 from hostile_queries import digit_zeros, hostile_queries
 from tornado.httputil import parse_qs_bytes
 
-from app.export.data import FIT_NOTICES, build_export_data
 from app.export.page import page_limits, presets_spec
-from app.export.views import ALERT_TEXTS
-from app.query import (
+from app.page.figures import ALERT_TEXTS
+from app.page.kernel_data import FIT_NOTICES, build_export_data
+from app.simulation.query import (
     NOTICE_TEXTS,
     PARAMETER_NAMES,
     compose_search,
@@ -29,10 +29,10 @@ from app.query import (
     query_spec,
     shown_number,
 )
-from app.state import SimulationState
+from app.simulation.state import SimulationState
 
 from .fill_templates import template_fields, unfillable
-from .js_harness import EXPORT_DIR, Runner
+from .js_harness import ASSETS, Runner
 
 SPEC = query_spec()
 PRESETS = presets_spec()
@@ -48,7 +48,7 @@ CASES = [case.query for case in hostile_queries()]
 
 
 def python_parse(query: str) -> tuple[dict, list[str]]:
-    """What the served app makes of ``query``: Tornado's arguments, then app.query."""
+    """What the served app makes of ``query``: Tornado's arguments, then app.simulation.query."""
     parsed = parse_query(parse_qs_bytes(query, keep_blank_values=True))
     return parsed.values, parsed.notices
 
@@ -279,9 +279,9 @@ def test_every_built_in_scene_fits_the_file_it_ships_in(
 
 
 TEMPLATES = {
-    **{f"app.query.NOTICE_TEXTS[{key!r}]": text for key, text in NOTICE_TEXTS.items()},
-    **{f"app.export.data.FIT_NOTICES[{key!r}]": text for key, text in FIT_NOTICES.items()},
-    **{f"app.export.views.ALERT_TEXTS[{key!r}]": text for key, text in ALERT_TEXTS.items()},
+    **{f"app.simulation.query.NOTICE_TEXTS[{key!r}]": text for key, text in NOTICE_TEXTS.items()},
+    **{f"app.page.kernel_data.FIT_NOTICES[{key!r}]": text for key, text in FIT_NOTICES.items()},
+    **{f"app.page.figures.ALERT_TEXTS[{key!r}]": text for key, text in ALERT_TEXTS.items()},
 }
 """Every template the page's notices and their boxes are written from, by where it lives."""
 
@@ -321,5 +321,5 @@ OLD_WORDING = (
 
 @pytest.mark.parametrize("script", ["query.js", "controller.js"])
 def test_no_notice_is_worded_in_the_javascript(script: str) -> None:
-    source = (EXPORT_DIR / script).read_text(encoding="utf-8")
+    source = (ASSETS / script).read_text(encoding="utf-8")
     assert [phrase for phrase in OLD_WORDING if phrase in source] == []

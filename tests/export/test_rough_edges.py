@@ -9,9 +9,9 @@ import re
 import pytest
 from browser_support import ROW_CELL_PIXELS_JS, assert_bright_cell_in_full_view
 
-from app.controls_spec import CONTROLS, PRESET_LABEL, TITLE
-from app.export.lesson import BEYOND_REACH, note_beyond_reach
-from app.views.heatmap import ROW_OUTLINE_COLOUR
+from app.page.lesson import BEYOND_REACH, note_beyond_reach
+from app.page.views.heatmap import ROW_OUTLINE_COLOUR
+from app.simulation.spec import CONTROLS, PRESET_LABEL, TITLE
 
 from .conftest import OfflinePage
 

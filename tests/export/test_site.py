@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
 from app.export.site import FILE_SENTENCE, course_page
+from app.server.cli import main
 
 READY = "() => window.SdpaExport !== undefined && SdpaExport.snapshot() !== null"
 

@@ -1,6 +1,6 @@
 """The page's two number sources deliver the same frames.
 
-kernel_source.js (the offline file's source, under Node) and app.numbers_out (what a served
+kernel_source.js (the offline file's source, under Node) and app.page.frames (what a served
 session sends, from a refreshed SimulationModel) must give the drawing code the same frame
 for the same state and parts: the same parts, fields, types and dtypes, and numbers equal
 to float32 precision (the file computes from float32 Q and K, the server from float64) or
@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.controls_spec import CONTROL_BY_NAME, HISTOGRAMS, VIEW
-from app.export.data import build_export_data
 from app.export.page import DRAWN_PARTS, source_config
-from app.model import SimulationModel
-from app.numbers_out import FRAME_FIELDS, HISTOGRAM_FIELDS, REPORT_FIELDS, numbers_frame
-from app.state import SimulationState
+from app.page.frames import FRAME_FIELDS, HISTOGRAM_FIELDS, REPORT_FIELDS, numbers_frame
+from app.page.kernel_data import build_export_data
+from app.simulation.model import SimulationModel
+from app.simulation.spec import CONTROL_BY_NAME, HISTOGRAMS, VIEW
+from app.simulation.state import SimulationState
 
 from .conftest import OfflinePage
 from .js_harness import Runner, node_available, run_node
@@ -68,7 +68,7 @@ def model_of(changes: dict) -> SimulationModel:
 
 
 def python_frame(model: SimulationModel, parts: set[str], sequence: int) -> dict:
-    """app.numbers_out's frame, as it would reach the page (through the test codec)."""
+    """app.page.frames's frame, as it would reach the page (through the test codec)."""
     return numbers_frame(model, parts, sequence)
 
 
@@ -140,7 +140,7 @@ def test_python_frames_name_only_the_parts_asked_for() -> None:
 def test_the_python_side_imports_neither_panel_nor_bokeh() -> None:
     # A session computes its frames with the model alone; the drawing is the browser's.
     code = (
-        "import sys, app.numbers_out; "
+        "import sys, app.page.frames; "
         "print(sorted(name for name in ('panel', 'bokeh') if name in sys.modules))"
     )
     result = subprocess.run(

@@ -1,4 +1,4 @@
-"""The offline page is generated from app/controls_spec.py, as the served page is.
+"""The offline page is generated from app/simulation/spec.py, as the served page is.
 
 Its config carries every control the spec marks ``offline`` with the spec's label, kind,
 bounds, grid and choices; its widgets are the served page's, drawn from the same specs by
@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-import app.controls_spec as controls_spec
-import app.export.widgets as export_widgets
-from app.controls_spec import CONTROLS, INPUTS, INTRO, TITLE, Control, page_spec
-from app.export.data import FIXED_CONTROLS, build_export_data, slider_grids
-from app.export.lesson import LESSON_CONTROLS
+import app.page.offline_controls as export_widgets
+import app.simulation.spec as controls_spec
 from app.export.page import SCRIPTS, build_document
-from app.views.drawn_controls import control_spec
+from app.page.controls import control_spec
+from app.page.kernel_data import FIXED_CONTROLS, build_export_data, slider_grids
+from app.page.lesson import LESSON_CONTROLS
+from app.simulation.spec import CONTROLS, INPUTS, INTRO, TITLE, Control, page_spec
 
 from .test_page import config_of
 

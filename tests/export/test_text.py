@@ -8,16 +8,16 @@ import re
 import numpy as np
 import pytest
 
-from app.controls_spec import page_spec
-from app.data_out import FILE_NAME_TEXTS, HISTOGRAM_ROW_NAMES
-from app.derived import LESSON_LAW, law_of
-from app.export.assumptions import assumptions_config
-from app.export.page import ASSETS
-from app.model import SimulationModel
-from app.state import SimulationState
-from app.views.assumptions import ASSUMPTION_TEXTS, assumptions_html
-from app.views.histogram import HISTOGRAM_TEXTS, DotProductHistograms
-from app.views.readouts import READOUT_TEXTS, readouts_html, verdict
+from app.page import ASSETS
+from app.page.assumptions import assumptions_config
+from app.page.views.assumptions import ASSUMPTION_TEXTS, assumptions_html
+from app.page.views.histogram import HISTOGRAM_TEXTS, DotProductHistograms
+from app.page.views.readouts import READOUT_TEXTS, readouts_html, verdict
+from app.simulation.csv_files import FILE_NAME_TEXTS, HISTOGRAM_ROW_NAMES
+from app.simulation.model import SimulationModel
+from app.simulation.parts import LESSON_LAW, law_of
+from app.simulation.spec import page_spec
+from app.simulation.state import SimulationState
 
 from .fill_templates import unfillable
 from .js_harness import Runner
@@ -83,7 +83,8 @@ def _weights_frame(model: SimulationModel) -> dict:
 
 
 def _law(state: SimulationState) -> dict:
-    """The law of q and k as text.js's lawOf gives it, from the server's own app.derived."""
+    """The law of q and k as text.js's lawOf gives it, from the server's own
+    app.simulation.parts."""
     return {"lesson": law_of(state) == LESSON_LAW, "qkNorm": bool(state.qk_norm)}
 
 
@@ -144,7 +145,7 @@ def test_section_readouts_html_matches_the_servers(node: Runner, values: dict) -
     calls = [("assumptions", "sectionReadoutsHtml", [*args, groups[group]]) for group in groups]
     (html, *grouped) = node([("assumptions", "sectionReadoutsHtml", args), *calls])
     assert html == assumptions_html(model)
-    # Each group's tiles, beside its controls (app.views.assumptions.READOUT_GROUPS).
+    # Each group's tiles, beside its controls (app.page.views.assumptions.READOUT_GROUPS).
     assert grouped == [assumptions_html(model, group) for group in groups]
 
 

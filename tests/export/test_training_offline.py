@@ -15,26 +15,26 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from app.export.data import d_k_positions
-from app.export.training import (
+from app.page.kernel_data import d_k_positions
+from app.page.training import (
     CURVE_COLUMNS,
     band_table,
     default_grid,
     training_spec,
 )
-from app.lesson import TRAINING_TITLE
-from app.model import SimulationModel
-from app.state import SimulationState
-from app.training_runs import SHARED_GRID
-from app.views.drawn_training import training_figures
-from app.views.training import TRAIN_LABEL, TrainingSession
-from app.views.training_grid import (
+from app.page.views.training_grid import (
     TRAIN_NEEDS_SERVER,
+    TRAINING_TITLE,
     band_data,
     grid_note,
     nearest_grid_d_k,
     summary_data,
 )
+from app.served.components.training import training_figures
+from app.served.components.training_session import TRAIN_LABEL, TrainingSession
+from app.simulation.model import SimulationModel
+from app.simulation.state import SimulationState
+from app.simulation.training import SHARED_GRID
 from sdpa_core import describe_summary
 from sdpa_core.training import GRID_D_VALUES
 

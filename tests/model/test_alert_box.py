@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hostile_messages import BAD_VALUES
 
-from app.views.alert_box import DARK_COLOURS, SEVERITY_COLOURS, AlertBox
+from app.page.views.alert_box import DARK_COLOURS, SEVERITY_COLOURS, AlertBox
 
 
 def test_each_severity_has_light_and_dark_colours_and_an_icon() -> None:

@@ -13,9 +13,20 @@ from bokeh.models import GlyphRenderer
 from panel.io.state import set_curdoc
 from panel.reactive import Syncable
 
-import app.session
-from app.controls import widget_names
-from app.controls_spec import (
+import app.served.session
+from app.page.controls import widget_names
+from app.page.views.alert_box import AlertBox
+from app.page.views.assumptions import assumptions_html
+from app.page.views.heatmap import SCORES_PALETTE, WEIGHTS_PALETTE
+from app.page.views.histogram import DotProductHistograms
+from app.page.views.markup import ServerMarkup
+from app.page.views.readouts import readouts_html, verdict
+from app.served.components.controls import DrawnControls
+from app.served.components.figures import DrawnFigures
+from app.served.session import Session, build_app
+from app.served.ticks import run_now
+from app.simulation.presets import PRESETS
+from app.simulation.spec import (
     D_K_GRID,
     HISTOGRAMS,
     ROW,
@@ -25,18 +36,7 @@ from app.controls_spec import (
     WEIGHTS,
     nearest_on_grid,
 )
-from app.presets import PRESETS
-from app.session import Session, build_app
-from app.state import SimulationState
-from app.ticks import run_now
-from app.views.alert_box import AlertBox
-from app.views.assumptions import assumptions_html
-from app.views.drawn_controls import DrawnControls
-from app.views.drawn_figures import DrawnFigures
-from app.views.heatmap import SCORES_PALETTE, WEIGHTS_PALETTE
-from app.views.histogram import DotProductHistograms
-from app.views.markup import ServerMarkup
-from app.views.readouts import readouts_html, verdict
+from app.simulation.state import SimulationState
 
 PAGE = object()
 """The ``setter`` of the changes made here as the page (Bokeh's session sets the connection)."""
@@ -112,7 +112,7 @@ class PageLoad:
 def page_load(monkeypatch: pytest.MonkeyPatch) -> PageLoad:
     """A served session whose page has not loaded yet (``page_load.load()`` loads it)."""
     load = PageLoad()
-    monkeypatch.setattr(app.session, "served", lambda: True)
+    monkeypatch.setattr(app.served.session, "served", lambda: True)
     monkeypatch.setattr(pn.state, "onload", load.onload)
     return load
 

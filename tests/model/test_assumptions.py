@@ -14,8 +14,32 @@ import param
 import pytest
 
 import sdpa_core
-from app import derived
-from app.controls_spec import (
+from app.page.views.heatmap import MASK_COLOUR, OVERFLOW_COLOUR, OVERFLOW_LABEL
+from app.page.views.histogram import DotProductHistograms
+from app.page.views.readouts import readouts_html
+from app.served.components.assumptions import AssumptionsSession
+from app.served.session import Session
+from app.simulation import parts as derived
+from app.simulation.csv_files import (
+    HISTOGRAM_COLUMNS,
+    MATRIX_COLUMNS,
+    histogram_csv,
+    histogram_filename,
+    matrix_csv,
+    matrix_filename,
+)
+from app.simulation.model import SimulationModel
+from app.simulation.parts import (
+    LESSON_LAW,
+    QKLaw,
+    dot_product_histograms,
+    expected_moments,
+    raw_scores,
+    score_images,
+)
+from app.simulation.presets import PRESETS
+from app.simulation.query import PARAMETER_NAMES, parse_query
+from app.simulation.spec import (
     ASSUMPTION_CONTROLS,
     CONTROL_BY_NAME,
     CONTROL_NAMES,
@@ -30,31 +54,7 @@ from app.controls_spec import (
     WEIGHTS,
     nearest_on_grid,
 )
-from app.data_out import (
-    HISTOGRAM_COLUMNS,
-    MATRIX_COLUMNS,
-    histogram_csv,
-    histogram_filename,
-    matrix_csv,
-    matrix_filename,
-)
-from app.derived import (
-    LESSON_LAW,
-    QKLaw,
-    dot_product_histograms,
-    expected_moments,
-    raw_scores,
-    score_images,
-)
-from app.model import SimulationModel
-from app.presets import PRESETS
-from app.query import PARAMETER_NAMES, parse_query
-from app.session import Session
-from app.state import SimulationState
-from app.views.drawn_assumptions import AssumptionsSession
-from app.views.heatmap import MASK_COLOUR, OVERFLOW_COLOUR, OVERFLOW_LABEL
-from app.views.histogram import DotProductHistograms
-from app.views.readouts import readouts_html
+from app.simulation.state import SimulationState
 
 OVERFLOW_QUERY = {
     "d_k": "1024",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app import derived
-from app.cache import ByteBudgetCache, byte_budget_cache
-from app.controls_spec import D_K_GRID
+from app.simulation import parts as derived
+from app.simulation.cache import ByteBudgetCache, byte_budget_cache
+from app.simulation.spec import D_K_GRID
 
 
 def sized_cache(max_bytes: int) -> tuple[ByteBudgetCache, list[tuple]]:

@@ -1,4 +1,4 @@
-"""The session's own websocket, without a server (app/channel.py): frame messages both ways,
+"""The session's own websocket, without a server (app/served/channel.py): frame messages both ways,
 and what ``SessionChannel.deliver`` hands on of a page's untrusted text.
 
 The route and its closes (4404, 4409, 1009, 403) are tested against a served app in
@@ -21,7 +21,8 @@ from hostile_messages import hostile_messages, refused_channel_texts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.channel import (
+from app.page.controls import drawable
+from app.served.channel import (
     ALIGNMENT,
     HEADER,
     MAX_NESTING,
@@ -29,10 +30,10 @@ from app.channel import (
     frame_message,
     read_frame_message,
 )
-from app.controls_spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS
-from app.session import Session
-from app.state import SimulationState
-from app.views.drawn_controls import DrawnControls, drawable
+from app.served.components.controls import DrawnControls
+from app.served.session import Session
+from app.simulation.spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS
+from app.simulation.state import SimulationState
 from model.test_drawn_figures import GOOD, JSON, N, bad_messages, picked
 from model.test_ticks import LoopThread, in_a_thread_without_a_loop
 
@@ -69,7 +70,7 @@ PACKED = st.fixed_dictionaries(
         "packed": ARRAYS,
     }
 )
-"""Packed frames (app.numbers_out.packed_frame's shape), text non-ASCII among them."""
+"""Packed frames (app.page.frames.packed_frame's shape), text non-ASCII among them."""
 
 
 def assert_layout(message: bytes) -> None:

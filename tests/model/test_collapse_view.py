@@ -8,12 +8,9 @@ import numpy as np
 import pytest
 from bokeh.models import Legend, LogScale
 
-import app.views.collapse as collapse
-from app import lesson_text
-from app.controls_spec import TEMPERATURE_GRID
-from app.model import SimulationModel
-from app.state import SimulationState
-from app.views.collapse import (
+import app.page.views.collapse as collapse
+from app.page import lesson_text
+from app.page.views.collapse import (
     COLLAPSE_D_VALUES,
     METRICS,
     SCALED_COLOUR,
@@ -21,6 +18,9 @@ from app.views.collapse import (
     CollapseView,
     uniform_references,
 )
+from app.simulation.model import SimulationModel
+from app.simulation.spec import TEMPERATURE_GRID
+from app.simulation.state import SimulationState
 from sdpa_core.metrics import COLLAPSE_CURVE_CACHE_SIZE, _collapse_curve
 
 COLUMNS = [suffix.format(m.name) for m in METRICS for suffix in ("{}", "{}_low", "{}_high")]

@@ -11,7 +11,7 @@ from bokeh.document import Document
 from panel.io.resources import Resources
 
 from app import compat
-from app.session import Session
+from app.served.session import Session
 
 
 def original_bundle_resources():
@@ -162,7 +162,7 @@ def test_rendered_model_internals() -> None:
 
 
 def test_writing_to_rendered_models_reaches_every_page_and_later_ones() -> None:
-    from app.views.markup import ServerMarkup
+    from app.page.views.markup import ServerMarkup
 
     markup = ServerMarkup(html="<b>a</b>")
     pages = [markup.get_root(Document()) for _ in range(2)]
@@ -240,14 +240,12 @@ def test_bokehjs_still_has_its_ndarray_constructor() -> None:
 
 
 def test_both_pages_draw_images_only_through_the_compat_helper() -> None:
-    from pathlib import Path
+    from app.page import ASSETS
+    from app.served.components.figures import DrawnFigures
+    from app.served.components.lesson import DrawnLesson
 
-    import app
-    from app.views.drawn_figures import DrawnFigures
-    from app.views.drawn_lesson import DrawnLesson
-
-    root = Path(app.__file__).parent
-    scripts = [*root.glob("export/*.js"), *root.glob("views/*.js")]
+    scripts = list(ASSETS.glob("*.js"))
+    assert scripts
     assert [path.name for path in scripts if "core/util/ndarray" in path.read_text()] == []
     for module in (DrawnFigures._esm, DrawnLesson._esm):
         assert module.startswith(compat.BOKEH_IMAGE_JS)

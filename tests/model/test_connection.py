@@ -15,8 +15,7 @@ from bokeh.models import CustomJS
 from panel.io.resources import LOCAL_DIST
 from panel.io.state import set_curdoc
 
-from app.serving import serve_panel_css_locally
-from app.views.connection import (
+from app.served.components.connection import (
     NOTICE_ID,
     NOTICE_JS,
     NOTICE_TEXT,
@@ -24,6 +23,7 @@ from app.views.connection import (
     RELOAD_LABEL,
     add_connection_notice,
 )
+from app.server.serving import serve_panel_css_locally
 
 
 def test_the_notice_runs_when_the_connection_is_lost_and_is_sent_with_the_page() -> None:

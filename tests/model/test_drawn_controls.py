@@ -7,10 +7,10 @@ import logging
 import pytest
 from hostile_messages import hostile_messages
 
-from app.controls import widget_names
-from app.controls_spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS, nearest_on_grid
-from app.state import SimulationState
-from app.views.drawn_controls import DrawnControls, control_spec, drawable
+from app.page.controls import control_spec, drawable, widget_names
+from app.served.components.controls import DrawnControls
+from app.simulation.spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS, nearest_on_grid
+from app.simulation.state import SimulationState
 
 DRAWN = [name for name in FIRST_SCREEN_CONTROLS if drawable(name)]
 

@@ -1,4 +1,4 @@
-"""The served first screen's figures (app/views/drawn_figures.py): the frames a session sends
+"""The served first screen's figures (app/served/components/figures.py): the frames a session sends
 them, the figures' items built once per process, and the click messages a page sends back.
 
 What the browser draws from these (figures.js, text.js) is tested in tests/browser and
@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sdpa_core
-from app.controls_spec import CONTROL_NAMES, HISTOGRAMS, OUTPUT, ROW, SCORES, VIEW, VIEWS, WEIGHTS
-from app.numbers_out import FRAME_FIELDS, HISTOGRAM_FIELDS, REPORT_FIELDS, unpacked_frame
-from app.session import Session
-from app.views.drawn_figures import DRAWN_PARTS, TAP_HOOK, DrawnFigures, figure_items
+from app.page.frames import FRAME_FIELDS, HISTOGRAM_FIELDS, REPORT_FIELDS, unpacked_frame
+from app.served.components.figures import DRAWN_PARTS, TAP_HOOK, DrawnFigures, figure_items
+from app.served.session import Session
+from app.simulation.spec import CONTROL_NAMES, HISTOGRAMS, OUTPUT, ROW, SCORES, VIEW, VIEWS, WEIGHTS
 
 IMAGES = {SCORES: ("rawImage", "scaledImage"), WEIGHTS: ("weightsImage",)}
 """The n×n images of each part a frame carries (the overflow image is None or n×n too)."""

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tornado.httputil import parse_qs_bytes
 
-from app.address import OMITTED
-from app.query import (
+from app.simulation.address import OMITTED
+from app.simulation.query import (
     FALSE_WORDS,
     INDEX_LIMITS,
     MAX_VALUE_LENGTH,
@@ -34,7 +34,7 @@ from app.query import (
     limit_indexes,
     parse_query,
 )
-from app.state import SimulationState
+from app.simulation.state import SimulationState
 
 CASES = hostile_queries()
 UNSAFE_IN_NOTICE = re.compile(r"[<>&\"'`]")

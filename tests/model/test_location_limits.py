@@ -1,11 +1,11 @@
-"""The page's address as the page sends it back (app/location.py): no part longer than any
+"""The page's address as the page sends it back (app/served/location.py): no part longer than any
 request could carry is kept."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.location import MAX_ADDRESS_LENGTH, SafeLocation
+from app.served.location import MAX_ADDRESS_LENGTH, SafeLocation
 
 
 @pytest.mark.parametrize("name", ["href", "search", "hash", "pathname"])

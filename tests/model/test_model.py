@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import sdpa_core
-from app.derived import HISTOGRAM_BINS, raw_scores
-from app.model import (
+from app.page.frames import numbers_frame
+from app.simulation.model import (
     CONTROLS,
     HISTOGRAMS,
     INPUTS,
@@ -20,8 +20,8 @@ from app.model import (
     WEIGHTS,
     SimulationModel,
 )
-from app.numbers_out import numbers_frame
-from app.state import SimulationState
+from app.simulation.parts import HISTOGRAM_BINS, raw_scores
+from app.simulation.state import SimulationState
 
 
 def model_with(**controls: object) -> SimulationModel:
@@ -225,7 +225,7 @@ def test_a_refresh_given_values_computes_for_them_while_the_state_moves_on() -> 
 
 def test_a_refresh_says_when_it_would_build_a_new_seeds_tables() -> None:
     # Seeds no other test draws: building their tables of pooled pairs takes ~0.5 s, which
-    # a served session does off the event loop (app.session.Session.update_plots).
+    # a served session does off the event loop (app.served.session.Session.update_plots).
     state = SimulationState(seed=4201)
     model = SimulationModel(state)
     values = state.control_values()

@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from app.controls_spec import CONTROL_BY_NAME
-from app.model import SimulationModel
-from app.numbers_out import PACK_LIMIT, numbers_frame, packed_frame, unpacked_frame
-from app.state import SimulationState
-from app.views.drawn_figures import DRAWN_PARTS
+from app.page.frames import PACK_LIMIT, numbers_frame, packed_frame, unpacked_frame
+from app.served.components.figures import DRAWN_PARTS
+from app.simulation.model import SimulationModel
+from app.simulation.spec import CONTROL_BY_NAME
+from app.simulation.state import SimulationState
 
 
 def same(a: object, b: object) -> bool:

@@ -28,8 +28,17 @@ from hypothesis import strategies as st
 from panel.io.state import set_curdoc
 
 from app import compat
-from app.controls import widget_names
-from app.controls_spec import (
+from app.page.controls import widget_names
+from app.page.views.alert_box import AlertBox
+from app.page.views.markup import ServerMarkup
+from app.page.views.readouts import readouts_html
+from app.served.components.controls import DrawnControls
+from app.served.components.first_screen import FirstScreen
+from app.served.components.lesson import LAZY_SECTIONS
+from app.served.location import SafeLocation, location_params
+from app.served.session import Session
+from app.simulation.presets import preset_options
+from app.simulation.spec import (
     D_K_GRID,
     N_GRID,
     PRECISION_CHOICES,
@@ -37,16 +46,7 @@ from app.controls_spec import (
     SIGMA_GRID,
     TEMPERATURE_GRID,
 )
-from app.location import SafeLocation, location_params
-from app.presets import preset_options
-from app.session import Session
-from app.state import SimulationState
-from app.views.alert_box import AlertBox
-from app.views.drawn_controls import DrawnControls
-from app.views.drawn_lesson import LAZY_SECTIONS
-from app.views.first_screen import FirstScreen
-from app.views.markup import ServerMarkup
-from app.views.readouts import readouts_html
+from app.simulation.state import SimulationState
 
 PAGE = object()
 """The ``setter`` of the changes made here as the page: Bokeh's session sets the websocket
@@ -321,7 +321,8 @@ def test_the_drawn_controls_follow_no_property_from_the_page(attr: str, value: o
 
 
 FIRST_SCREEN_FLAGS = ("dark", "lesson_opened")
-"""The first screen's properties a page changes (app/views/first_screen.py): booleans."""
+"""The first screen's properties a page changes (app/served/components/first_screen.py):
+booleans."""
 
 FIRST_SCREEN_FIXED: list[tuple[str, object]] = [
     ("texts", {"gate": "<img src=x onerror=alert(1)>"}),

@@ -1,4 +1,4 @@
-"""A slow page's first numbers computed ahead, off the event loop (app/page_warmup.py)."""
+"""A slow page's first numbers computed ahead, off the event loop (app/served/warmup.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import TypeVar
 
 from hostile_queries import hostile_queries
 
-from app.derived import histograms_ready, law_of
-from app.model import SimulationModel
-from app.page_warmup import slow_to_start, warm_page
-from app.state import SimulationState
+from app.served.warmup import slow_to_start, warm_page
+from app.simulation.model import SimulationModel
+from app.simulation.parts import histograms_ready, law_of
+from app.simulation.state import SimulationState
 
 Result = TypeVar("Result")
 

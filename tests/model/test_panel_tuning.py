@@ -12,10 +12,10 @@ from bokeh.core.validation.check import check_integrity
 from bokeh.document import Document
 from bokeh.settings import SettingProvenance, settings
 
-import app.session
-from app.controls_spec import D_K_GRID, VIEWS
-from app.numbers_out import unpacked_frame
-from app.panel_tuning import (
+import app.served.session
+from app.page.frames import unpacked_frame
+from app.served.session import Session
+from app.server.panel_tuning import (
     DIAGNOSTICS_VARIABLE,
     HOT_SETTINGS,
     VALIDATION_VARIABLE,
@@ -23,8 +23,8 @@ from app.panel_tuning import (
     skip_bokeh_error_diagnostics,
     skip_document_validation,
 )
-from app.presets import PRESETS
-from app.session import Session
+from app.simulation.presets import PRESETS
+from app.simulation.spec import D_K_GRID, VIEWS
 
 
 def served(app: Session) -> Document:
@@ -94,7 +94,7 @@ def test_every_move_sets_values_bokeh_accepts_as_they_are(
 
     simulation = Session()
     document = served(simulation)
-    monkeypatch.setattr(app.session, "validate", keep_validating)
+    monkeypatch.setattr(app.served.session, "validate", keep_validating)
     monkeypatch.setattr(Property, "prepare_value", checked)
     every_kind_of_move(simulation)
     assert len(checks) > 20 and all(checks)
@@ -163,7 +163,7 @@ def test_pages_pass_bokehs_document_checks(
     served: bool, embed: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What Bokeh would check for each arriving session, checked here once per kind of page."""
-    monkeypatch.setattr(app.session, "served", lambda: served)
+    monkeypatch.setattr(app.served.session, "served", lambda: served)
     doc = Document()
     doc.add_root(Session(embed=embed).page.get_root(doc))
     issues = check_integrity(list(doc.models))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.controls_spec import CONTROL_NAMES, D_K_GRID, N_GRID, TEMPERATURE_GRID
-from app.model import CONTROLS, SimulationModel
-from app.presets import PRESETS, preset_named, preset_options
-from app.state import SimulationState
+from app.simulation.model import CONTROLS, SimulationModel
+from app.simulation.presets import PRESETS, preset_named, preset_options
+from app.simulation.spec import CONTROL_NAMES, D_K_GRID, N_GRID, TEMPERATURE_GRID
+from app.simulation.state import SimulationState
 
 STATE_CONTROLS = set(SimulationState.param) - {"name", "notice", "preset"}
 

@@ -7,10 +7,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tornado.httputil import parse_qs_bytes
 
-from app.address import OMITTED
-from app.controls_spec import D_K_GRID, N_GRID, TEMPERATURE_GRID, nearest_on_grid
-from app.query import compose_search, excerpt, format_query_value, parse_query, shown_number
-from app.state import SimulationState
+from app.simulation.address import OMITTED
+from app.simulation.query import (
+    compose_search,
+    excerpt,
+    format_query_value,
+    parse_query,
+    shown_number,
+)
+from app.simulation.spec import D_K_GRID, N_GRID, TEMPERATURE_GRID, nearest_on_grid
+from app.simulation.state import SimulationState
 
 
 def test_valid_values_are_read_without_notice() -> None:

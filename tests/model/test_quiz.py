@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.views.quiz import (
+from app.page.views.quiz import (
     MATCH_CHOICES,
     MATCH_ITEMS,
     MAX_ANSWER_LENGTH,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 from urllib.parse import parse_qs, urlsplit
 
-from app.share import EMBED_HEIGHT, EMBED_WIDTH, embed_snippet, page_address, share_link
-from app.state import SimulationState
+from app.served.share import EMBED_HEIGHT, EMBED_WIDTH, embed_snippet, page_address, share_link
+from app.simulation.state import SimulationState
 
 
 def test_share_link_carries_the_scene() -> None:

@@ -15,7 +15,7 @@ from bokeh.document import Document
 from panel.io.state import set_curdoc
 from tornado.ioloop import IOLoop
 
-from app.ticks import WRITE_POLL_S, WRITE_WAIT_LIMIT_S, Paced, sent_by_the_session
+from app.served.ticks import WRITE_POLL_S, WRITE_WAIT_LIMIT_S, Paced, sent_by_the_session
 
 
 class FakeDocument:

@@ -16,22 +16,22 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app import training_runs
-from app.export.training import CURVE_COLUMNS
-from app.model import SimulationModel
-from app.state import SimulationState
-from app.ticks import run_now
-from app.training_runs import (
+from app.page.training import CURVE_COLUMNS
+from app.page.views.training_grid import band_data, nearest_grid_d_k, trailing_mean
+from app.served.components.lesson import DrawnLesson
+from app.served.components.training import training_figures
+from app.served.components.training_session import TrainingSession, run_settings
+from app.served.ticks import run_now
+from app.simulation import training as training_runs
+from app.simulation.model import SimulationModel
+from app.simulation.state import SimulationState
+from app.simulation.training import (
     DONE,
     STOPPED,
     WAITING,
     SharedGrid,
     TrainingRunner,
 )
-from app.views.drawn_lesson import DrawnLesson
-from app.views.drawn_training import training_figures
-from app.views.training import TrainingSession, run_settings
-from app.views.training_grid import band_data, nearest_grid_d_k, trailing_mean
 from sdpa_core import describe_summary, training_grid
 
 SMALL = {"d_values": (4, 64, 1024), "seeds": (0, 1), "steps": 30, "lrs": (0.01, 0.03)}
@@ -473,7 +473,7 @@ def test_texts_say_what_the_numbers_show(small_grid: SharedGrid) -> None:
 def test_the_lesson_takes_train_and_stop_and_nothing_else(small_grid: SharedGrid) -> None:
     """The lesson component hands a press on Train or Stop to its section, once built; any
     other message about training is dropped."""
-    from app.lesson import LessonSections
+    from app.served.sections import LessonSections
 
     model = SimulationModel(SimulationState())
     lesson = LessonSections(model)

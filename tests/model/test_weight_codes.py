@@ -1,5 +1,5 @@
 """Two-byte weight codes: every weight within 0.09 % of itself, the special values exact, and
-the page's decoder (app/views/embedding.js, under Node.js) reading what Python wrote."""
+the page's decoder (app/page/assets/embedding.js, under Node.js) reading what Python wrote."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from app.controls_spec import CONTROL_BY_NAME, WEIGHTS
-from app.model import SimulationModel
-from app.numbers_out import PACK_LIMIT, numbers_frame, packed_frame, unpacked_frame
-from app.state import SimulationState
-from app.views.drawn_figures import DRAWN_PARTS, EMBEDDING_JS
-from app.weight_codes import STEPS_PER_UNIT, code_spec, decode_weights, encode_weights
+from app.page.frames import PACK_LIMIT, numbers_frame, packed_frame, unpacked_frame
+from app.page.weight_codes import STEPS_PER_UNIT, code_spec, decode_weights, encode_weights
+from app.served.components.figures import DRAWN_PARTS, EMBEDDING_JS
+from app.simulation.model import SimulationModel
+from app.simulation.spec import CONTROL_BY_NAME, WEIGHTS
+from app.simulation.state import SimulationState
 
 RELATIVE_ERROR = math.expm1(0.51 / STEPS_PER_UNIT) + 1e-6
 """Half a step of the grid, plus the float32 logarithm's rounding (under 0.01 step down to
@@ -116,14 +116,14 @@ const out = JSON.stringify(frame.numbers, (key, value) =>
     : Number.isNaN(value) ? { float: "NaN" } : value);
 process.stdout.write(out);
 """
-"""Loads app/views/embedding.js in Node.js, unpacks the packed frame on stdin with the page's
+"""Loads app/page/assets/embedding.js in Node.js, unpacks the packed frame on stdin with the page's
 ``unpack`` and writes its numbers, each typed array as its type and bytes."""
 
 PAGE_TYPES = {"Float32Array": "<f4", "Float64Array": "<f8"}
 
 
 def unpacked_by_the_page(packed: dict) -> dict:
-    """The numbers of ``packed`` as the page's ``unpack`` (app/views/embedding.js) gives them,
+    """The numbers of ``packed`` as the page's ``unpack`` (app/page/assets/embedding.js) gives them,
     typed arrays as NumPy arrays of the same type."""
     node = shutil.which("node")
     assert node is not None, "Node.js is needed: scripts/test.sh installs Debian's nodejs"

@@ -9,9 +9,9 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-from app import lesson_text
-from app.export import lesson as page_lesson
-from app.views.worked_example import (
+from app.page import lesson as page_lesson
+from app.page import lesson_text
+from app.page.views.worked_example import (
     SWITCH_LABEL,
     Q,
     V,

@@ -27,9 +27,9 @@ from proxy_support import (
     kill_server,
 )
 
-from app.channel import CHANNEL_PATHS
-from app.controls_spec import D_K_GRID
-from app.views.connection import NOTICE_TITLE, RELOAD_LABEL
+from app.served.channel import CHANNEL_PATHS
+from app.served.components.connection import NOTICE_TITLE, RELOAD_LABEL
+from app.simulation.spec import D_K_GRID
 
 if TYPE_CHECKING:
     from conftest import ClusterPages
@@ -97,7 +97,7 @@ def websocket_location(conf: Path = DEPLOY_CONF) -> tuple[str, str]:
 
 
 def test_every_websocket_of_a_page_gets_the_websocket_location() -> None:
-    """Bokeh's websocket and the session's own channel (app/channel.py), at every path the
+    """Bokeh's websocket and the session's own channel (app/served/channel.py), at every path the
     app serves them, are long-lived and unbuffered; pages are not."""
     pattern, body = websocket_location()
     assert "proxy_buffering off;" in body and "proxy_send_timeout 2h;" in body

@@ -1,4 +1,4 @@
-"""The session's own websocket (app/channel.py) against a served ``sdpa-sim``.
+"""The session's own websocket (app/served/channel.py) against a served ``sdpa-sim``.
 
 A page session is opened by the protocol client with its moves on Bokeh's websocket
 (``channel=False``), so each test opens the channel itself with the key the page's figures
@@ -27,14 +27,14 @@ from protocol_client import HEATMAP_PART, ProtocolSession, channel_url, page_url
 from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-from app.channel import (
+from app.page.controls import drawable
+from app.served.channel import (
     MAX_MESSAGE_BYTES,
     REPLACED,
     UNKNOWN_SESSION,
     read_frame_message,
 )
-from app.controls_spec import FIRST_SCREEN_CONTROLS
-from app.views.drawn_controls import drawable
+from app.simulation.spec import FIRST_SCREEN_CONTROLS
 
 TIMEOUT = 30.0
 """Seconds any one wait may take on a loaded machine."""

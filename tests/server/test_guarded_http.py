@@ -1,4 +1,4 @@
-"""The guarded HTTPServer (app/guarded_http.py) around a small Tornado app in this process:
+"""The guarded HTTPServer (app/server/guarded_http.py) around a small Tornado app in this process:
 refusals answered before the app sees them, the framing header on responses, and the end of
 a connection's first page reported once; and the worker's pause before it reports a page.
 """
@@ -16,9 +16,9 @@ from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 from tornado.iostream import IOStream
 from tornado.web import Application, RequestHandler
 
-from app import worker
-from app.guarded_http import GuardedHTTPServer
-from app.request_guard import RequestGuard
+from app.server import worker
+from app.server.guarded_http import GuardedHTTPServer
+from app.server.request_guard import RequestGuard
 
 
 class Page(RequestHandler):

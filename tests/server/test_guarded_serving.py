@@ -43,7 +43,7 @@ from procs_support import (
 )
 from raw_http import exchange, send_frames
 
-from app.address import OMITTED
+from app.simulation.address import OMITTED
 
 CHEAP_TARGET = "/favicon.ico"
 """A route Bokeh answers without building a session."""

@@ -1,5 +1,5 @@
 """A client's malformed websocket messages cost one short, rate-limited WARNING line
-(app/message_log.py), without a server: records as Bokeh and Tornado make them."""
+(app/server/message_log.py), without a server: records as Bokeh and Tornado make them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from app.message_log import LINES_PER_WINDOW, ClientMessageFilter, quiet_client_messages
+from app.server.message_log import LINES_PER_WINDOW, ClientMessageFilter, quiet_client_messages
 
 
 class Clock:
@@ -50,7 +50,7 @@ def test_a_clients_record_becomes_one_short_warning(name: str, msg: str, args: t
 def test_other_records_keep_their_traceback() -> None:
     error = ValueError("the server's own fault")
     page = _record("tornado.application", "Uncaught exception %s", "GET /main (1)", error=error)
-    other = _record("app.session", "boom", error=error)
+    other = _record("app.served.session", "boom", error=error)
     for record in (page, other):
         assert ClientMessageFilter().filter(record)
         assert record.levelno == logging.ERROR and record.exc_info is not None

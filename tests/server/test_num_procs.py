@@ -42,10 +42,11 @@ from procs_support import (
     websocket_status,
 )
 
-from app import channel, cli, front
-from app.front import PENDING_LIFETIME, Front, FrontConfig, Worker, worker_count
-from app.request_guard import RequestGuard
-from app.routing import (
+from app.served import channel
+from app.server import cli, front
+from app.server.front import PENDING_LIFETIME, Front, FrontConfig, Worker, worker_count
+from app.server.request_guard import RequestGuard
+from app.server.routing import (
     CHANNEL_PATHS,
     MAX_HEAD_BYTES,
     Credential,
@@ -92,7 +93,7 @@ def _websocket(token: str) -> bytes:
 
 
 def _channel(key: str | None, path: str = "/channel") -> bytes:
-    """The head of a page's request for its session channel (app/channel.py) with ``key``."""
+    """The head of a page's request for its session channel (app/served/channel.py) with ``key``."""
     return _head(
         path if key is None else f"{path}?key={key}",
         "Upgrade: websocket",
@@ -267,7 +268,7 @@ def test_websocket_headers_on_a_page_path_still_make_a_page() -> None:
 
 
 def test_the_front_knows_the_channels_paths_without_importing_the_app() -> None:
-    """app.routing keeps its own copy (the front imports no Panel): it must match the
+    """app.server.routing keeps its own copy (the front imports no Panel): it must match the
     channel's mounted routes."""
     assert CHANNEL_PATHS == channel.CHANNEL_PATHS
     ((pattern, _),) = channel.ROUTES
@@ -299,7 +300,7 @@ def test_a_channel_whose_worker_stopped_gets_503() -> None:
 
 def test_a_channel_without_a_key_goes_to_a_worker_which_closes_it() -> None:
     """Nothing to route by: the least loaded worker accepts it and closes it at once
-    (app.channel's UNKNOWN_SESSION), and the page carries on over Bokeh's websocket."""
+    (app.served.channel's UNKNOWN_SESSION), and the page carries on over Bokeh's websocket."""
     for data in (_channel(None), _channel(""), _channel(None, "/main/channel")):
         head = parse_head(data)
         assert head is not None and head.is_channel
@@ -368,7 +369,7 @@ def test_without_num_procs_sdpa_sim_runs_panel_serve_in_process_as_before(
         "--index",
         "main",
         "--plugins",
-        "app.channel",
+        "app.served.channel",
         "--websocket-max-message-size",
         str(cli.WEBSOCKET_MAX_MESSAGE_BYTES),
         "--static-dirs",
@@ -382,7 +383,7 @@ def test_one_process_signs_and_guards(monkeypatch: pytest.MonkeyPatch) -> None:
     panel serve builds is the guarded one."""
     from tornado.httpserver import HTTPServer
 
-    from app.guarded_http import GuardedHTTPServer
+    from app.server.guarded_http import GuardedHTTPServer
 
     # setenv first, so the undo removes what sign_sessions sets: the key and the signing
     # would otherwise reach every server a later test starts from this process.
@@ -427,7 +428,7 @@ def test_a_worker_serves_the_app_as_one_process_does_on_a_unix_socket() -> None:
     arguments = cli.worker_arguments(options, 1, Path("/tmp/x/worker-1.sock"))
     assert arguments[:2] == ["serve", str(cli.MAIN)]
     assert _values(arguments, "--index") == ["main"]
-    assert _values(arguments, "--plugins") == ["app.channel"]
+    assert _values(arguments, "--plugins") == ["app.served.channel"]
     assert _values(arguments, "--websocket-max-message-size") == ["1048576"]
     assert _values(arguments, "--unix-socket") == ["/tmp/x/worker-1.sock"]
     assert f"assets={cli.STATIC_DIR}" in arguments
@@ -445,7 +446,7 @@ def test_a_worker_serves_the_app_as_one_process_does_on_a_unix_socket() -> None:
 
 
 def test_a_worker_takes_the_guard_before_the_panel_serve_arguments() -> None:
-    from app.worker import parse_arguments
+    from app.server.worker import parse_arguments
 
     guard = RequestGuard.for_server("0.0.0.0", embed_origins=["https://c.example.edu"])
     argv = ["--control-fd", "7", "--guard", guard.to_json(), "--", "serve", "app/main.py"]
@@ -689,7 +690,7 @@ MARK_WEIGHTS_JS = """() => {
   const {models, frames} = window.SdpaDrawnFigures[0];
   window.__sdpaWeights = {array: models.source.data.weight[0], frames};
 }"""
-"""Notes the heatmap's weights (app/views/drawn_figures.js draws the session's frames into
+"""Notes the heatmap's weights (app/page/assets/drawn_figures.js draws the session's frames into
 the first-screen figures' own documents, and counts the frames it has drawn)."""
 
 WEIGHTS_CHANGED_JS = """() => {

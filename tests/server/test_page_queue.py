@@ -1,6 +1,6 @@
-"""The front's page queue (app/front.py): a worker gets a new page only when it has fewer than
-``PAGES_PER_WORKER`` in progress, the least loaded first; a finished page lets the next
-one through; without a live worker the waiting pages are answered 503.
+"""The front's page queue (app/server/front.py): a worker gets a new page only when it has fewer
+than ``PAGES_PER_WORKER`` in progress, the least loaded first; a finished page lets the next one
+through; without a live worker the waiting pages are answered 503.
 
 No processes: the front's workers are slots whose state the tests set.
 """
@@ -13,8 +13,8 @@ import socket
 import pytest
 from procs_support import run_async
 
-from app import front
-from app.front import Front, FrontConfig, _client_left
+from app.server import front
+from app.server.front import Front, FrontConfig, _client_left
 
 
 def _front(workers: int = 2) -> Front:

@@ -26,8 +26,8 @@ from guard_cases import (
 from procs_support import page_token, raw_get, run_async, tracebacks, wait_for
 from raw_http import exchange, send_frames
 
-from app.address import OMITTED
-from app.plain_serve import NEEDS_SDPA_SIM, REFUSED_TEXT
+from app.server.plain_serve import NEEDS_SDPA_SIM, REFUSED_TEXT
+from app.simulation.address import OMITTED
 
 REFUSED_LINE = "a websocket client's message was refused"
 

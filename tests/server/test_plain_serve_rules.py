@@ -1,4 +1,4 @@
-"""What app/plain_serve.py's authorize callback answers, without a server: the generated
+"""What app/server/plain_serve.py's authorize callback answers, without a server: the generated
 reserved-parameter and long-address cases, as plain ``panel serve`` hands them over."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 from guard_cases import long_query_cases, reserved_cases
 
-from app.address import OMITTED
-from app.plain_serve import (
+from app.server.plain_serve import (
     REFUSED_PAGE,
     REFUSED_TEXT,
     guarded_process,
     refusal_for,
     reserved_in_request,
 )
+from app.simulation.address import OMITTED
 
 
 @dataclass

@@ -1,5 +1,5 @@
-"""The request guard's decisions (app/request_guard.py) and the origins ``sdpa-sim`` derives
-from its options (app/origins.py), without a server.
+"""The request guard's decisions (app/server/request_guard.py) and the origins ``sdpa-sim`` derives
+from its options (app/server/origins.py), without a server.
 
 Host headers and reserved parameters are generated from their parts (names, ports,
 decorations; parameter names, spellings, routes), each case with the outcome the rule gives.
@@ -23,10 +23,10 @@ from guard_cases import (
 )
 from tornado.httputil import HTTPHeaders, HTTPInputError, RequestStartLine, parse_qs_bytes
 
-from app import cli
-from app.address import MAX_KEPT_QUERY, OMITTED, read_omitted
-from app.origins import embed_origin, websocket_origins
-from app.request_guard import RequestGuard, parse_host
+from app.server import cli
+from app.server.origins import embed_origin, websocket_origins
+from app.server.request_guard import RequestGuard, parse_host
+from app.simulation.address import MAX_KEPT_QUERY, OMITTED, read_omitted
 
 PORT = 5206
 

@@ -1,0 +1,117 @@
+
+/*
+ * The served page's first-screen figures (app/served/components/figures.py): embed the figures'
+ * Bokeh items once, then draw every frame the session sets with figures.js, as the
+ * offline page does with its own source's frames, whether they come on the frame property
+ * or on the session's own channel. embedding.js and channel.js come before this code
+ * (figureModels, followTheme, unpack, SdpaChannel).
+ */
+const F = globalThis.SdpaFigures;
+
+/** Each page's heatmap figure → its component's pick (the tap callback's hook). */
+const PICKS = (globalThis.SdpaServedPicks ??= new Map());
+
+export function render({ model, el }) {
+  const config = model.config;
+  const key = model.channel_key;
+  // Opened at once: the frames that come before the figures are embedded wait for them.
+  SdpaChannel.open(key);
+  const box = document.createElement("div");
+  box.className = "sdpa-figures";
+  const plots = document.createElement("div");
+  plots.className = "sdpa-plots";
+  const heatmapBox = document.createElement("div");
+  heatmapBox.className = "sdpa-heatmap";
+  const histogramsBox = document.createElement("div");
+  histogramsBox.className = "sdpa-histograms";
+  const readouts = document.createElement("div");
+  readouts.className = "sdpa-readouts";
+  plots.append(heatmapBox, histogramsBox);
+  // The paragraph under the plots: the spec's text, escaped in Python (views.intro_html).
+  const intro = document.createElement("p");
+  intro.className = "sdpa-intro";
+  intro.innerHTML = config.intro_html;
+  box.append(plots, readouts, intro);
+  el.append(box);
+
+  const store = new F.FrameStore();
+  let figures = null;
+  let histogramsScheduled = false;
+  /** Whether a frame received carried histograms not drawn yet. */
+  let histogramsDue = false;
+  /** The sequence of the newest frame received. */
+  let newest = 0;
+  /** What tests and the benchmark read: the models once embedded, the frames drawn, the
+   * sequence of the last, the session's channel key, and the callbacks that hear of each
+   * frame received by either websocket (SdpaDrawnFigures holds one record per component). */
+  const record = { models: null, frames: 0, sequence: 0, channel: key, listeners: [] };
+  (globalThis.SdpaDrawnFigures ??= []).push(record);
+
+  function draw(frame, atOnce) {
+    if (!frame || !frame.parts) {
+      return;
+    }
+    for (const listener of record.listeners) listener(frame);
+    const fresh = store.take(frame);
+    const first = new Set(fresh.filter((part) => figures.parts.includes(part)));
+    if (first.size > 0) {
+      figures.draw(first, frame.state, store);
+    }
+    if (fresh.includes(config.row_part)) {
+      figures.drawOutline(frame.state.n, frame.numbers[config.row_part].row);
+    }
+    newest = Math.max(newest, frame.sequence);
+    // A frame is drawn once its histograms are (or at once, if it has none and none are
+    // still to be drawn): then every frame up to the newest received is on the page.
+    const finish = () => {
+      record.frames += 1;
+      record.sequence = newest;
+    };
+    if (atOnce) {
+      if (first.has(config.parts.histograms)) figures.drawHistograms(store);
+      finish();
+      return;
+    }
+    if (first.has(config.parts.histograms)) histogramsDue = true;
+    if (!histogramsDue) {
+      finish();
+      return;
+    }
+    // The histograms a frame after the heatmap, as on the offline page: painting the
+    // three figures in one frame takes about twice as long as the heatmap alone.
+    if (histogramsScheduled) return;
+    histogramsScheduled = true;
+    F.afterFrame(() => {
+      histogramsScheduled = false;
+      histogramsDue = false;
+      figures.drawHistograms(store);
+      finish();
+    });
+  }
+
+  const { items, models: ids } = JSON.parse(model.figures);
+  const embed = (item, target) => globalThis.Bokeh.embed.embed_item(item, target);
+  Promise.all([embed(items.heatmap, heatmapBox), embed(items.histograms, histogramsBox)]).then(
+    (managers) => {
+      const models = figureModels(managers, ids);
+      followTheme(managers, config.dark_theme, model);
+      figures = new F.FirstScreenFigures(models, config, readouts);
+      globalThis[config.tap_hook] ??= (figure, y) => PICKS.get(figure)?.(y);
+      PICKS.set(models.heatmap, (y) => {
+        if (!SdpaChannel.send(key, config.channel_target, { row: y })) model.send_msg({ row: y });
+      });
+      record.models = models;
+      draw(unpack(model.frame), true);
+      model.on("frame", () => draw(unpack(model.frame), false));
+      SdpaChannel.listen(key, config.channel_target, {
+        frame: (frame) => draw(unpack(frame), false),
+      });
+      model.on("remove", () => {
+        SdpaChannel.forget(key, config.channel_target);
+        PICKS.delete(models.heatmap);
+        const records = globalThis.SdpaDrawnFigures;
+        records.splice(records.indexOf(record), 1);
+      });
+    },
+  );
+}

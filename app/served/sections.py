@@ -1,0 +1,65 @@
+"""The lesson below the live plots: FAQ, collapse curves, one row, output, worked example, quiz.
+
+It is built apart from the first screen so a served page can add it after the heatmap has
+been painted, when the student reaches it. The FAQ, the collapse curves, the row comparison,
+the output, the worked example and the quiz are drawn in the browser, by one component,
+from data built once per process (app/served/components/lesson.py), the row comparison and the
+output from the numbers the session sends; the sections behind their own buttons hold
+per-session state only once a student opens them (the training run's; the assumptions'
+controls and figure, still built per session).
+"""
+
+from __future__ import annotations
+
+from app.page.views.assumptions import ASSUMPTIONS_TITLE
+from app.page.views.training_grid import TRAINING_TITLE
+from app.served.components.assumptions import AssumptionsSession
+from app.served.components.lazy_section import LazySection, SectionView
+from app.served.components.lesson import DrawnLesson
+from app.served.components.training import training_figures
+from app.served.components.training_session import TrainingSession
+from app.simulation.model import SimulationModel
+
+__all__ = ["LessonSections"]
+
+
+class LessonSections:
+    """The lesson's views over one session's model, in the one component that draws them."""
+
+    def __init__(self, model: SimulationModel, *, dark: bool = False) -> None:
+        self.training = LazySection(
+            "training",
+            TRAINING_TITLE,
+            lambda: TrainingSession(model, self.drawn.show_training, training_figures),
+        )
+        self.assumptions = LazySection(
+            "assumptions",
+            ASSUMPTIONS_TITLE,
+            lambda: AssumptionsSession(model, self.drawn.show_assumptions),
+        )
+        self.lazy_sections = (self.training, self.assumptions)
+        """The sections built only when a student opens them."""
+        self.drawn = DrawnLesson(
+            model,
+            ("faq", "collapse", "why", "worked", "quiz"),
+            # Training after the collapse curves it tests; the assumptions at the end.
+            lazy={"collapse": self.training, "quiz": self.assumptions},
+            dark=dark,
+            sizing_mode="stretch_width",
+            margin=(0, 5),
+            name="lesson",
+        )
+        """The FAQ, the collapse curves, the row comparison beside the output, the worked
+        example and the quiz, drawn in the browser, with the lazy sections' buttons; its
+        ``on_pick_row`` hears the row box."""
+
+    @property
+    def views(self) -> tuple[SectionView, ...]:
+        """Every view built so far with an ``update(model, parts)``, in page order."""
+        opened = tuple(section.view for section in self.lazy_sections if section.view)
+        return (self.drawn, *opened)
+
+    def open(self, section: LazySection) -> None:
+        """Open ``section``, as a press on its button does (its view is built once the page
+        has loaded)."""
+        self.drawn.open(section.name)

@@ -1,0 +1,147 @@
+"""The app model: the state and the data derived from it, recomputed only where it changed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import SimpleNamespace
+
+import param
+
+from app.simulation.parts import (
+    HistogramFrame,
+    OutputFrame,
+    RowComparison,
+    ScoreImages,
+    WeightsFrame,
+    histograms_for,
+    histograms_ready,
+    images_for,
+    law_of,
+    output_frame,
+    row_comparison,
+    scores_for,
+    weights_frame,
+)
+from app.simulation.spec import (
+    CONTROL_NAMES,
+    HISTOGRAMS,
+    INPUTS,
+    OUTPUT,
+    ROW,
+    SCORES,
+    VIEW,
+    WEIGHTS,
+)
+from app.simulation.state import SimulationState
+
+__all__ = [
+    "CONTROLS",
+    "HISTOGRAMS",
+    "INPUTS",
+    "OUTPUT",
+    "ROW",
+    "SCORES",
+    "VIEW",
+    "WEIGHTS",
+    "SimulationModel",
+]
+"""The model, and the names of its parts (from app.simulation.spec) that views look for."""
+
+CONTROLS = frozenset(CONTROL_NAMES)
+"""Every control of the state; each feeds at least one part of :data:`INPUTS`."""
+
+
+class SimulationModel(param.Parameterized):
+    """The simulation without a server: a :class:`SimulationState` and what it implies.
+
+    :meth:`refresh` recomputes only the parts that depend on the controls that changed and
+    names them, so the views send only those to the browser.
+    """
+
+    state = param.ClassSelector(
+        class_=SimulationState, constant=True, doc="The controls the student has set."
+    )
+    scores = param.ClassSelector(
+        class_=ScoreImages,
+        doc="Raw and scaled score images (depend on n, d_k, seed, mask and the law of Q, K).",
+    )
+    weights = param.ClassSelector(
+        class_=WeightsFrame, doc="Attention weights and collapse readouts of the state."
+    )
+    row = param.ClassSelector(
+        class_=RowComparison, doc="The chosen query's weights with and without the scale."
+    )
+    output = param.ClassSelector(
+        class_=OutputFrame, doc="The values V and the attention output weights·V."
+    )
+    raw_histogram = param.ClassSelector(
+        class_=HistogramFrame,
+        doc="Histogram of the raw dot products against their normal law (Normal(0, d_k) in "
+        "the lesson).",
+    )
+    scaled_histogram = param.ClassSelector(
+        class_=HistogramFrame,
+        doc="Histogram of the dot products / √d_k against their law (Normal(0, 1) in the lesson).",
+    )
+
+    computed_for = param.Dict(
+        default={},
+        doc="The controls' values the parts were last computed for, by name (what a frame "
+        "says it shows; the state may have moved on since).",
+    )
+
+    def __init__(self, state: SimulationState | None = None, **params: object) -> None:
+        super().__init__(state=state or SimulationState(), **params)
+        self.refresh(CONTROLS)
+
+    def builds_tables(self, changed: Iterable[str], values: Mapping[str, object]) -> bool:
+        """Whether :meth:`refresh` for the ``changed`` controls at ``values`` would first
+        build a seed's tables of pooled pairs (~0.5 s, the GIL released: Resample, or a
+        link's seed, that no session of the process has drawn lately), which a server runs
+        off the thread that serves every other student."""
+        if not set(changed) & INPUTS[HISTOGRAMS]:
+            return False
+        return not histograms_ready(int(values["seed"]), law_of(SimpleNamespace(**values)))
+
+    def refresh(
+        self, changed: Iterable[str], values: Mapping[str, object] | None = None
+    ) -> set[str]:
+        """Recompute what depends on the ``changed`` controls; return the parts that changed.
+
+        The parts are the keys of :data:`INPUTS`; ``"view"`` (the heatmap's view changed)
+        needs no new data. ``values`` are the controls' values to compute for (default: the
+        state's now, :meth:`SimulationState.control_values`): a refresh run in another
+        thread is given them, taken on the event loop, since the state may move meanwhile.
+        One refresh at a time per model.
+        """
+        changed = set(changed)
+        parts = {part for part, inputs in INPUTS.items() if changed & inputs}
+        values = dict(values) if values is not None else self.state.control_values()
+        state = SimpleNamespace(**values)
+        law = law_of(state)
+        if SCORES in parts:
+            self.scores = images_for(state.n, state.d_k, state.seed, state.causal, law)
+        if WEIGHTS in parts:
+            self.weights = weights_frame(
+                scores_for(state.n, state.d_k, state.seed, law),
+                state.d_k,
+                scaled=state.scaled,
+                temperature=state.temperature,
+                causal=state.causal,
+                precision=state.precision,
+                stable=state.subtract_max,
+            )
+        if ROW in parts:
+            self.row = row_comparison(
+                scores_for(state.n, state.d_k, state.seed, law),
+                state.row,
+                state.d_k,
+                temperature=state.temperature,
+                causal=state.causal,
+            )
+        if OUTPUT in parts:
+            self.output = output_frame(self.weights.weights, state.seed)
+        if HISTOGRAMS in parts:
+            self.raw_histogram, self.scaled_histogram = histograms_for(state.d_k, state.seed, law)
+        self.computed_for = values
+        return parts
