@@ -33,7 +33,13 @@ from app.page.assumptions import (
 )
 from app.page.controls import CONTROL_DRAWING, PRESET
 from app.page.controls import CSS as CONTROLS_CSS
-from app.page.facts import LESSON_HEADING, MORE_LABEL, WIDE_PAGE_PX
+from app.page.facts import (
+    LESSON_HEADING,
+    MORE_LABEL,
+    SIDEBAR_PX,
+    WIDE_PAGE_PX,
+    with_breakpoints,
+)
 from app.page.figures import ALERT_TEXTS, DARK_FIGURE_THEME, build_views, figures_config, intro_html
 from app.page.frames import frame_fields_spec
 from app.page.kernel_data import (
@@ -200,12 +206,6 @@ CONTROL_GRIDS = {
 """Each grid of controls on the page (its element's id in page.html.jinja) → the widgets
 controller.js draws into it, top to bottom: the first screen's, "More controls" and each
 group of the lesson's assumptions section."""
-
-SIDEBAR_PX = 1000
-"""Window width from which the page's controls sit beside the plots (page.css's media
-query). A full page opens "More controls" at once only from there (and from the served
-page's :data:`app.page.facts.WIDE_PAGE_PX`): below it the controls sit above the plots, and the
-opened section would push the heatmap below the first screen of a file opened from disk."""
 
 EMBED_PARAMETER = "embed"
 """The query parameter that asks for the embedded layout (app.simulation.query.parse_embed's)."""
@@ -403,7 +403,7 @@ def render_html(data: ExportData) -> str:
         template=(ASSETS / "page.html.jinja").read_text(encoding="utf-8"),
         template_variables={
             "sdpa_style": THEME_CSS
-            + (ASSETS / "page.css").read_text(encoding="utf-8")
+            + with_breakpoints((ASSETS / "page.css").read_text(encoding="utf-8"))
             + CONTROLS_CSS
             + boxed_disclosure_css()
             + READOUT_CSS

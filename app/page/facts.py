@@ -3,9 +3,48 @@ draw alike. CSS and JavaScript receive them as data from here."""
 
 from __future__ import annotations
 
+from string import Template
+
 WIDE_PAGE_PX = 800
 """From this window width the full page opens "More controls" as it renders; narrower
 windows, and every embedded page, show the experiment first."""
+
+SIDEBAR_PX = 1000
+"""Window width from which the offline page's controls sit beside the plots, in a sidebar;
+below it they sit above the plots. The file opens "More controls" at once only from there
+(and from :data:`WIDE_PAGE_PX`): below it the opened section would push the heatmap below
+the first screen of a file opened from disk."""
+
+PLOTS_SIDE_BY_SIDE_PX = 740
+"""Window width from which the heatmap sits beside the histograms while the controls are
+above the plots: their column is then about 700 px wide."""
+
+PLOTS_BESIDE_SIDEBAR_PX = 1040
+"""Window width from which the heatmap sits beside the histograms again once the controls
+are in the sidebar (the sidebar takes up to ~300 px of the width)."""
+
+NARROW_PAGE_PX = 720
+"""Window width up to which the offline page tightens its padding and title."""
+
+BREAKPOINTS = {
+    "wide_page_px": WIDE_PAGE_PX,
+    "sidebar_px": SIDEBAR_PX,
+    "plots_side_by_side_px": PLOTS_SIDE_BY_SIDE_PX,
+    "plots_beside_sidebar_px": PLOTS_BESIDE_SIDEBAR_PX,
+    "narrow_page_px": NARROW_PAGE_PX,
+}
+"""The breakpoints a stylesheet may name, as ``$name`` (:func:`with_breakpoints`)."""
+
+
+def with_breakpoints(css: str) -> str:
+    """``css`` with each ``$name`` of :data:`BREAKPOINTS` written as its width (``1000px``)
+    and ``$name_below`` as the last width under it (``999.98px``, for a ``max-width`` that
+    meets a ``min-width`` exactly): a media query cannot read a CSS variable, so the
+    stylesheets receive the widths from here. An unknown ``$name`` raises ``KeyError``."""
+    widths = {name: f"{px}px" for name, px in BREAKPOINTS.items()}
+    widths |= {f"{name}_below": f"{px - 0.02:g}px" for name, px in BREAKPOINTS.items()}
+    return Template(css).substitute(widths)
+
 
 SCENE_TITLE = "Preset scene"
 """What a preset scene is called: the offline page's scene box begins with it

@@ -10,7 +10,7 @@ import param
 
 from app.compat import detach_from_global_busy
 from app.page.controls import whole_rows_first, widget_names
-from app.page.facts import MORE_LABEL, NOTICE_TITLE, WIDE_PAGE_PX
+from app.page.facts import MORE_LABEL, NOTICE_TITLE, WIDE_PAGE_PX, with_breakpoints
 from app.page.theme import THEME_CSS
 from app.page.views.alert_box import AlertBox
 from app.page.views.aria import PAGE_HEADINGS_THEME
@@ -22,16 +22,16 @@ from app.simulation.presets import PRESETS, Preset
 from app.simulation.spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS, TITLE
 from app.simulation.state import SimulationState
 
-HEADER_CSS = """
-@media (max-width: 800px) {
+HEADER_CSS = with_breakpoints("""
+@media (max-width: $wide_page_px) {
   .MuiTypography-root.title { font-size: 17px !important; line-height: 1.25 !important; }
 }
 .header .MuiLinearProgress-root { display: none; }
-"""
-"""Below ~800 px the title wraps: a smaller font keeps it within the fixed header's height,
-which the page's content is offset by. The header's busy bar never moves (the page is
-unbound from Panel's busy state: app.compat.detach_from_global_busy), so it is not shown,
-nor left as an unnamed progress bar for assistive technology."""
+""")
+"""Below the wide page's breakpoint the title wraps: a smaller font keeps it within the
+fixed header's height, which the page's content is offset by. The header's busy bar never
+moves (the page is unbound from Panel's busy state: app.compat.detach_from_global_busy), so
+it is not shown, nor left as an unnamed progress bar for assistive technology."""
 
 MORE_TEXTS = {"more": MORE_LABEL, **SHARE_TEXTS}
 """The words of the "More controls" button and of the share part under it."""

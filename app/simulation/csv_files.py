@@ -131,7 +131,9 @@ def matrix_csv(model: SimulationModel) -> str:
     return _matrix_text(*_matrix_snapshot(model))
 
 
-def _histogram_rows(name: str, frame: HistogramFrame) -> list[str]:
+def histogram_rows(name: str, frame: HistogramFrame) -> list[str]:
+    """One histogram's CSV rows, named ``name``: each bin's edges, count, density and the
+    normal law's density at its centre (assumptions.js writes the same rows)."""
     centres = (frame.left.astype(np.float64) + frame.right) / 2
     variance = frame.expected_std**2
     reference = np.exp(-0.5 * (centres - frame.expected_mean) ** 2 / variance) / np.sqrt(
@@ -152,7 +154,7 @@ def _histogram_rows(name: str, frame: HistogramFrame) -> list[str]:
 
 def _histogram_text(raw: HistogramFrame, scaled: HistogramFrame) -> str:
     raw_name, scaled_name = HISTOGRAM_ROW_NAMES
-    rows = [*_histogram_rows(raw_name, raw), *_histogram_rows(scaled_name, scaled)]
+    rows = [*histogram_rows(raw_name, raw), *histogram_rows(scaled_name, scaled)]
     return ",".join(HISTOGRAM_COLUMNS) + "\n" + "\n".join(rows) + "\n"
 
 

@@ -118,7 +118,7 @@ def score_images(n: int, d_k: int, seed: int, causal: bool, law: QKLaw = LESSON_
     Pass ``law`` only when it is not the lesson's (:func:`images_for` does)."""
     raw = scores_for(n, d_k, seed, law)
     mask = sdpa_core.causal_mask(n, n) if causal else None
-    raw_image = _image(raw, mask)
+    raw_image = masked_image(raw, mask)
     # max(max, -min) rather than abs().max(): no n×n temporary (8 MiB at n = 1024).
     raw_limit = float(max(raw.max(), -raw.min()))
     images = ScoreImages(
@@ -245,7 +245,7 @@ def weights_frame(
     mean_max_weight, mean_entropy = _row_means(weights, overflow)
     return WeightsFrame(
         weights=weights,
-        weights_image=_image(weights, mask),
+        weights_image=masked_image(weights, mask),
         mean_max_weight=mean_max_weight,
         mean_entropy=mean_entropy,
         uniform_entropy=float(np.log(visible_keys).mean()),
@@ -314,7 +314,9 @@ def output_frame(weights: np.ndarray, seed: int) -> OutputFrame:
     )
 
 
-def _image(values: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+def masked_image(values: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """A float32 copy of ``values`` for the heatmap, NaN where ``mask`` hides a cell (the
+    causal mask; assumptions.js builds the same image in the browser)."""
     image = np.ascontiguousarray(values, dtype=np.float32)
     if image is values:
         image = image.copy()

@@ -96,7 +96,7 @@ def test_a_websocket_tasks_error_nobody_retrieved_is_one_line_too() -> None:
     record.exc_info = (type(error), error, error.__traceback__)
     assert ClientMessageFilter().filter(record)
     assert record.levelno == logging.WARNING and record.exc_info is None
-    other = _raised_in("/work/app/session.py")
+    other = _raised_in("/work/app/served/session.py")
     mine = logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "Task exception", (), None)
     mine.exc_info = (type(other), other, other.__traceback__)
     assert ClientMessageFilter().filter(mine) and mine.exc_info is not None

@@ -236,7 +236,7 @@
     };
   }
 
-  /** Float32 copy of n×n weights, NaN where the causal mask hides (app.simulation.parts._image). */
+  /** Float32 copy of n×n weights, NaN where the causal mask hides (app.simulation.parts.masked_image). */
   function maskedImage(weights, n, causal) {
     const image = new Float32Array(weights);
     if (causal) {
@@ -345,7 +345,7 @@
     return lines.join("\n") + "\n";
   }
 
-  /** app.simulation.csv_files._histogram_rows: one histogram's bins, named `name`. */
+  /** app.simulation.csv_files.histogram_rows: one histogram's bins, named `name`. */
   function histogramRows(name, frame) {
     const variance = frame.expectedStd ** 2;
     const mean = frame.expectedMean || 0;
@@ -415,7 +415,7 @@
   }
 
   /**
-   * app.page.views.assumptions._fmt: `value` written by `template` (its `{value}` field), or
+   * app.page.views.assumptions.finite_readout: `value` written by `template` (its `{value}` field), or
    * `texts.missing` when it is not finite.
    */
   function finiteOrMissing(texts, template, value) {

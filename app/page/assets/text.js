@@ -171,7 +171,7 @@
   }
 
   /**
-   * app.page.views.readouts._number: `value` written by `template` (its `{value}` field), or
+   * app.page.views.readouts.readout_number: `value` written by `template` (its `{value}` field), or
    * `texts.missing` for NaN (no finite row).
    */
   function numberOrMissing(texts, template, value) {
@@ -197,7 +197,7 @@
   }
 
   /**
-   * app.page.views.readouts._tile: one readout's markup (label, value, what it compares with),
+   * app.page.views.readouts.readout_tile: one readout's markup (label, value, what it compares with),
    * from the `tile` template of `texts`.
    */
   function tile(texts, testId, label, value, reference) {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import sdpa_core
-from app.page.views.readouts import MISSING, READOUT_TEXTS, TILE_HTML, _number, _tile
+from app.page.views.readouts import MISSING, READOUT_TEXTS, TILE_HTML, readout_number, readout_tile
 from app.simulation.model import HISTOGRAMS, SimulationModel
 from app.simulation.parts import expected_moments, law_of
 from app.simulation.spec import ASSUMPTION_CONTROLS, CONTROL_BY_NAME
@@ -99,7 +99,7 @@ dash, the precision tiles' words) is theirs. The offline page receives them as d
 does."""
 
 
-def _fmt(template: str, value: float) -> str:
+def finite_readout(template: str, value: float) -> str:
     """``value`` written by ``template``, or the dash when it is not finite."""
     return MISSING if not math.isfinite(value) else template.format(value=value)
 
@@ -121,7 +121,7 @@ def assumptions_html(model: SimulationModel, group: str | None = None) -> str:
     tiles = {
         "law-mean": (
             texts["mean_label"],
-            _fmt(texts["mean"], float(mean)),
+            finite_readout(texts["mean"], float(mean)),
             texts["mean_reference"] if not law.qk_norm else texts["qk_norm_mean_reference"],
         ),
         "law-std": (
@@ -133,7 +133,7 @@ def assumptions_html(model: SimulationModel, group: str | None = None) -> str:
         ),
         "largest-logit": (
             texts["logit_label"],
-            _fmt(texts["logit"], weights.max_logit),
+            finite_readout(texts["logit"], weights.max_logit),
             texts["logit_reference"].format(threshold=threshold, precision=state.precision),
         ),
         "precision-non-finite": (
@@ -143,9 +143,9 @@ def assumptions_html(model: SimulationModel, group: str | None = None) -> str:
         ),
         "precision-error": (
             texts["error_label"],
-            _number(texts["error"], error),
+            readout_number(texts["error"], error),
             texts["error_reference"],
         ),
     }
     shown = READOUT_GROUPS[group] if group is not None else tuple(tiles)
-    return texts["section"].format(tiles="".join(_tile(key, *tiles[key]) for key in shown))
+    return texts["section"].format(tiles="".join(readout_tile(key, *tiles[key]) for key in shown))

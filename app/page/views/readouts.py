@@ -73,7 +73,9 @@ sentences have no field and are used as they are). The offline page receives the
 only, the choice of which applies on both sides."""
 
 
-def _tile(test_id: str, label: str, value: str, reference: str) -> str:
+def readout_tile(test_id: str, label: str, value: str, reference: str) -> str:
+    """One readout's markup: its label, its value and what it compares with (text.js's
+    ``tile`` writes the same)."""
     return TILE_HTML.format(test_id=test_id, label=label, value=value, reference=reference)
 
 
@@ -88,7 +90,7 @@ def verdict(mean_max_weight: float, mean_entropy: float, uniform_entropy: float)
     return READOUT_TEXTS["verdict_useful"]
 
 
-def _number(template: str, value: float) -> str:
+def readout_number(template: str, value: float) -> str:
     """``value`` written by ``template``, or the dash when it is NaN (no finite row)."""
     return MISSING if math.isnan(value) else template.format(value=value)
 
@@ -125,16 +127,16 @@ def precision_tiles(model: SimulationModel) -> list[str]:
         unstable="" if weights.stable else texts["unstable"],
     )
     return [
-        _tile(
+        readout_tile(
             "non-finite",
             texts["non_finite_label"],
             texts["non_finite"].format(value=report.non_finite),
             reference,
         ),
-        _tile(
+        readout_tile(
             "max-error",
             texts["error_label"],
-            _number(texts["error"], report.max_abs_error),
+            readout_number(texts["error"], report.max_abs_error),
             texts["error_reference"],
         ),
     ]
@@ -146,28 +148,28 @@ def readouts_html(model: SimulationModel) -> str:
     texts = READOUT_TEXTS
     raw_reference, scaled_reference = spread_references(model)
     tiles = [
-        _tile(
+        readout_tile(
             "std-raw",
             texts["std_raw_label"],
             texts["std"].format(value=model.raw_histogram.std),
             raw_reference,
         ),
-        _tile(
+        readout_tile(
             "std-scaled",
             texts["std_scaled_label"],
             texts["std"].format(value=model.scaled_histogram.std),
             scaled_reference,
         ),
-        _tile(
+        readout_tile(
             "max-weight",
             texts["max_weight_label"],
-            _number(texts["max_weight"], weights.mean_max_weight),
+            readout_number(texts["max_weight"], weights.mean_max_weight),
             texts["max_weight_reference"].format(uniform=weights.uniform_max_weight),
         ),
-        _tile(
+        readout_tile(
             "entropy",
             texts["entropy_label"],
-            _number(texts["entropy"], weights.mean_entropy),
+            readout_number(texts["entropy"], weights.mean_entropy),
             texts["entropy_reference"].format(uniform=weights.uniform_entropy),
         ),
         *precision_tiles(model),
