@@ -33,7 +33,6 @@ import contextlib
 import errno
 import logging
 import os
-import select
 import shutil
 import signal
 import socket
@@ -49,6 +48,7 @@ from pathlib import Path
 from bokeh.util.token import generate_secret_key
 from tornado.netutil import bind_sockets
 
+from app.server.page_queue import PageQueue, client_left
 from app.server.request_guard import RequestGuard
 from app.server.routing import HEAD_END, MAX_HEAD_BYTES, Route, WorkerView, parse_head, route
 from app.server.worker import HANDOFF, PAGE_DONE, SESSIONS
@@ -59,7 +59,7 @@ HEAD_TIMEOUT = 10.0
 """Seconds a new connection has to send its first request's head before the front drops it."""
 
 PEEK_POLL_MAX = 0.05
-"""Longest pause between two peeks at a head that arrived in part (see :meth:`Front._peek`)."""
+"""Longest pause between two peeks at a head that arrived in part (see :meth:`Front.peek_head`)."""
 
 READY_TIMEOUT = 120.0
 """Seconds a starting worker has to answer its first request."""
@@ -218,9 +218,12 @@ class Front:
         self._tasks: set[asyncio.Task[None]] = set()
         self._status_scheduled = False
         self._status_logged: list[tuple[int, int | None]] = []
-        self._waiting_pages: deque[asyncio.Future[Worker | None]] = deque()
-        """Pages waiting for a worker with room, in arrival order."""
-        self._queue_check: asyncio.TimerHandle | None = None
+        self.pages: PageQueue[Worker] = PageQueue(
+            self.workers,
+            per_worker=PAGES_PER_WORKER,
+            check_after=QUEUE_CHECK,
+        )
+        """New pages waiting for a worker with room to build them."""
 
     # Start and stop ---------------------------------------------------------------------
 
@@ -296,8 +299,7 @@ class Front:
             with contextlib.suppress(ValueError, OSError):
                 loop.remove_reader(listener.fileno())
             listener.close()
-        if self._queue_check is not None:
-            self._queue_check.cancel()
+        self.pages.stop()
         await asyncio.gather(*(self._stop_worker(worker) for worker in self.workers))
         for task in list(self._tasks):
             task.cancel()
@@ -389,7 +391,7 @@ class Front:
         with ours:
             ours.setblocking(False)
             with theirs:
-                handed = await self._hand(worker, theirs)
+                handed = await self.hand_over(worker, theirs)
             try:
                 if handed:
                     await loop.sock_sendall(ours, HEALTH_REQUEST)
@@ -400,7 +402,7 @@ class Front:
                 reply = b""
         if reply is not None and reply.startswith(b"HTTP/1.1 200"):
             worker.alive = not self._stopping and process.returncode is None
-            self._dispatch_pages()
+            self.pages.dispatch()
             return worker.alive
         if self._stopping:
             return False
@@ -436,7 +438,7 @@ class Front:
             return
         worker.alive = False
         self._close_control(worker)
-        self._dispatch_pages()
+        self.pages.dispatch()
         if not self._serving:
             return  # Startup failed: run() reports it and stops.
         ran = time.monotonic() - worker.started
@@ -478,7 +480,7 @@ class Front:
                 return
             if message == PAGE_DONE and worker.control is control:
                 worker.page_done()
-                self._dispatch_pages()
+                self.pages.dispatch()
                 continue
             words = message.split()
             if len(words) == 3 and words[0] == SESSIONS and worker.control is control:
@@ -549,7 +551,7 @@ class Front:
     async def _route(self, connection: socket.socket) -> None:
         """Peek at the connection's first request and hand the connection to its worker."""
         with connection:
-            data = await self._peek(connection)
+            data = await self.peek_head(connection)
             if data is None:
                 return
             head = parse_head(data)
@@ -562,69 +564,26 @@ class Front:
                     await self._answer(connection, decision.status or 503, data)
                     return
                 worker: Worker | None = self.workers[decision.worker]
-                if decision.page and PAGES_PER_WORKER > 0:
-                    worker = await self._page_worker()
+                if decision.page and self.pages.per_worker > 0:
+                    worker = await self.pages.worker_for_page()
                     if worker is None:
                         await self._answer(connection, 503, data)
                         return
-                    if _client_left(connection):
+                    if client_left(connection):
                         worker.page_done()
-                        self._dispatch_pages()
+                        self.pages.dispatch()
                         return
                 assert worker is not None
-                if await self._hand(worker, connection):
+                if await self.hand_over(worker, connection):
                     if decision.page:
                         worker.pending.append(time.monotonic())
                     return
-                if decision.page and PAGES_PER_WORKER > 0:
+                if decision.page and self.pages.per_worker > 0:
                     worker.page_done()
-                    self._dispatch_pages()
+                    self.pages.dispatch()
             await self._answer(connection, 503, data)
 
-    # The page queue -----------------------------------------------------------------------
-
-    async def _page_worker(self) -> Worker | None:
-        """Wait for a worker with room for one more page, and count the page on it; None if
-        no worker is alive."""
-        waiter: asyncio.Future[Worker | None] = asyncio.get_running_loop().create_future()
-        self._waiting_pages.append(waiter)
-        self._dispatch_pages()
-        return await waiter
-
-    def _dispatch_pages(self) -> None:
-        """Give waiting pages, oldest first, to the least loaded workers with room."""
-        now = time.monotonic()
-        while self._waiting_pages and self._waiting_pages[0].done():
-            self._waiting_pages.popleft()
-        while self._waiting_pages:
-            alive = [worker for worker in self.workers if worker.alive]
-            if not alive:
-                # As for a page arriving now: 503, load it again in a moment.
-                for waiter in self._waiting_pages:
-                    if not waiter.done():
-                        waiter.set_result(None)
-                self._waiting_pages.clear()
-                return
-            room = [w for w in alive if w.pages_in_progress(now) < PAGES_PER_WORKER]
-            if not room:
-                break
-            chosen = min(room, key=lambda worker: (worker.load(now), worker.index))
-            waiter = self._waiting_pages.popleft()
-            if waiter.done():
-                continue
-            chosen.building.append(now)
-            waiter.set_result(chosen)
-        if self._waiting_pages and self._queue_check is None:
-            # Pages in progress whose report never comes stop holding the queue.
-            self._queue_check = asyncio.get_running_loop().call_later(
-                QUEUE_CHECK, self._recheck_pages
-            )
-
-    def _recheck_pages(self) -> None:
-        self._queue_check = None
-        self._dispatch_pages()
-
-    async def _peek(self, connection: socket.socket) -> bytes | None:
+    async def peek_head(self, connection: socket.socket) -> bytes | None:
         """The connection's first request head, still unread, or None if the client closed
         or its head is not complete after :data:`HEAD_TIMEOUT` seconds.
 
@@ -657,7 +616,7 @@ class Front:
                 await asyncio.sleep(min(pause, remaining))
                 pause = min(pause * 2, PEEK_POLL_MAX)
 
-    async def _hand(self, worker: Worker, connection: socket.socket) -> bool:
+    async def hand_over(self, worker: Worker, connection: socket.socket) -> bool:
         """Send ``connection`` to ``worker``; False if the worker is gone."""
         while True:
             control = worker.control
@@ -716,13 +675,6 @@ class Front:
             connection.recv(end + len(HEAD_END) if end >= 0 else len(head))
             await asyncio.get_running_loop().sock_sendall(connection, response)
             connection.shutdown(socket.SHUT_WR)
-
-
-def _client_left(connection: socket.socket) -> bool:
-    """Whether the client closed its side while its page waited in the queue (Linux)."""
-    poller = select.poll()
-    poller.register(connection, getattr(select, "POLLRDHUP", 0) | select.POLLHUP)
-    return bool(poller.poll(0))
 
 
 async def _readable(sock: socket.socket, timeout: float) -> None:

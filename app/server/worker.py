@@ -73,11 +73,11 @@ class HandOffHTTPServer(GuardedHTTPServer):
     def initialize(self, *args: Any, control: socket.socket, **kwargs: Any) -> None:
         """The guarded server's initialize, plus the control socket (set by ``configure``);
         finished pages are reported on it."""
-        super().initialize(*args, on_page_done=self._page_done, **kwargs)
+        super().initialize(*args, on_page_done=self.page_done, **kwargs)
         self._control = control
         self._receiving = False
 
-    def _page_done(self, took: float) -> None:
+    def page_done(self, took: float) -> None:
         """Report the finished page after a pause of :data:`PAGE_PAUSE` times ``took``."""
         if PAGE_PAUSE > 0:
             IOLoop.current().call_later(PAGE_PAUSE * took, self._report_page_done)

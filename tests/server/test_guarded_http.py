@@ -91,7 +91,7 @@ def test_a_worker_reports_a_page_after_a_pause_in_proportion(
             server = worker.HandOffHTTPServer(lambda request: None, control=ours)
             theirs.setblocking(False)
             started = time.monotonic()
-            server._page_done(0.4)
+            server.page_done(0.4)
             at_once = _received(theirs)
             while not _received(theirs):
                 await asyncio.sleep(0.01)

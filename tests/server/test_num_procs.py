@@ -490,7 +490,7 @@ def test_hand_offs_wait_while_a_busy_workers_queue_is_full() -> None:
         worker.control, worker.alive = ours, True
         clients = [socket.socketpair() for _ in range(count)]
         try:
-            handing = [asyncio.ensure_future(front_._hand(worker, a)) for a, _ in clients]
+            handing = [asyncio.ensure_future(front_.hand_over(worker, a)) for a, _ in clients]
             for _ in range(3):
                 await asyncio.sleep(0)
             waiting = sum(not task.done() for task in handing)
@@ -593,7 +593,7 @@ def test_the_front_peeks_until_the_head_is_complete() -> None:
             sock.setblocking(False)
         with ours, client, closed, big, big_client:
             client.sendall(b"GET /main HT")
-            peek = asyncio.ensure_future(Front(config)._peek(ours))
+            peek = asyncio.ensure_future(Front(config).peek_head(ours))
             # Let it peek the partial head (it cannot finish: the rest is not sent yet).
             for _ in range(3):
                 await asyncio.sleep(0)
@@ -602,9 +602,9 @@ def test_the_front_peeks_until_the_head_is_complete() -> None:
             head = await asyncio.wait_for(peek, 10)
             unread = ours.recv(1024)
             client_gone.close()
-            nothing = await asyncio.wait_for(Front(config)._peek(closed), 10)
+            nothing = await asyncio.wait_for(Front(config).peek_head(closed), 10)
             big_client.sendall(b"GET /" + b"x" * MAX_HEAD_BYTES)
-            too_long = await asyncio.wait_for(Front(config)._peek(big), 10)
+            too_long = await asyncio.wait_for(Front(config).peek_head(big), 10)
         assert head == unread, "the worker reads the head the front peeked at"
         return head, waited, nothing, too_long
 
