@@ -15,6 +15,8 @@ from tornado.ioloop import IOLoop
 from app.compat import session_writes_pending, skip_unchanged_stylesheets
 from app.served.channel import SessionChannel
 from app.served.channel import enabled as channel_enabled
+from app.served.class_seat import ClassSeat
+from app.served.classroom import PRESENT_PARAMETER, Classroom, process_classroom
 from app.served.components.figures import DrawnFigures
 from app.served.components.framed import ComposedFrame
 from app.served.layout import PageLayout
@@ -33,7 +35,12 @@ from app.served.ticks import (
 )
 from app.simulation.model import SimulationModel
 from app.simulation.presets import PRESETS
-from app.simulation.query import compose_search, parse_embed, parse_shown_controls
+from app.simulation.query import (
+    compose_search,
+    parse_embed,
+    parse_shown_controls,
+    query_value,
+)
 from app.simulation.spec import CONTROL_NAMES, SHOWABLE_CONTROLS
 from app.simulation.state import SimulationState
 
@@ -81,6 +88,7 @@ class Session:
         location: Location | None = None,
         defer: Later | None = None,
         pace: Later | None = None,
+        classroom: Classroom | None = None,
     ) -> None:
         self.location = location
         is_served = served()
@@ -126,6 +134,19 @@ class Session:
         """The only controls the page shows (``?controls=``), or None for the usual ones."""
         self.notice = " ".join(filter(None, [self.state.notice, *control_notices]))
         """What the link asked for that was fixed or ignored, in plain text."""
+        classroom = process_classroom() if classroom is None else classroom
+        self.seat = (
+            ClassSeat(
+                classroom,
+                self.state,
+                presenter=classroom.presents(query_value(query or {}, PRESENT_PARAMETER)),
+                defer=self._defer,
+            )
+            if classroom.enabled
+            else None
+        )
+        """This session's place in the class (class mode: app/served/classroom.py), when the
+        server presents one."""
         self.layout = PageLayout(
             self.state,
             self.figures,
@@ -134,6 +155,7 @@ class Session:
             notice=self.notice,
             share=self.share_text,
             channel_key=self.channel_key,
+            class_bar=self.seat.bar if self.seat is not None else None,
         )
         self.page = self.layout.page
         if self.channel is not None:
@@ -144,6 +166,10 @@ class Session:
         self.state.param.watch(self._on_controls, list(CONTROL_NAMES))
         self.state.param.watch(self._on_preset, "preset")
         self.layout.first_screen.param.watch(self._on_gate, "lesson_opened")
+        if self.seat is not None:
+            if is_served and doc is not None:
+                doc.on_session_destroyed(self._leave_class)
+            self.seat.start()
         if is_served:
             if doc is not None:
                 skip_unchanged_stylesheets(doc)
@@ -165,6 +191,10 @@ class Session:
         address = page_address(self.location)
         query = self.state.query()
         return share_link(address, query) if kind == "link" else embed_snippet(address, query)
+
+    def _leave_class(self, session_context: object) -> None:
+        if self.seat is not None:
+            self.seat.leave()
 
     def _writes_pending(self, doc: object) -> bool:
         # A paced update waits for the last frame on either websocket.
@@ -343,11 +373,15 @@ def _run_at_once(delay: float, callback: Callable[[], None]) -> None:
 
 
 def build_app(
-    query: QueryArgs | None = None, *, embed: bool | None = None, location: Location | None = None
+    query: QueryArgs | None = None,
+    *,
+    embed: bool | None = None,
+    location: Location | None = None,
+    classroom: Classroom | None = None,
 ) -> pn.viewable.Viewable:
     """Build one session's page; ``query`` holds the untrusted URL arguments, if any.
 
     ``embed=True`` (or ``?embed=true``) gives the compact layout for iframes and notebooks:
     no header, the controls above the plots.
     """
-    return Session(query, embed=embed, location=location).page
+    return Session(query, embed=embed, location=location, classroom=classroom).page

@@ -20,6 +20,12 @@ from typing import TYPE_CHECKING
 
 import sdpa_core
 from app.page.kernel_data import D_MAX_DEFAULT, N_MAX_DEFAULT
+from app.served.classroom import (
+    PRESENT_PARAMETER,
+    PRESENTER_KEY_ENV,
+    checked_presenter_key,
+    new_presenter_key,
+)
 from app.server.origins import embed_origin, websocket_origins
 
 if TYPE_CHECKING:
@@ -80,6 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
         "sessions and each page's websocket to the worker that holds its session "
         "(default 1: one process, no front)",
     )
+    parser.add_argument(
+        "--presenter-key",
+        type=presenter_key,
+        default=None,
+        metavar="KEY",
+        help="the key of the presenter link printed at start (class mode: the page opened "
+        "with it can send its scene to every student's page); default: a new random key "
+        "at each start. Class mode needs one process: with --num-procs above 1 it is off",
+    )
     parser.add_argument("--version", action="version", version=f"sdpa-sim {sdpa_core.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="{export}")
     export = commands.add_parser(
@@ -107,6 +122,36 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=int, default=0, help="seed of the embedded queries and keys (0)"
     )
     return parser
+
+
+def presenter_key(text: str) -> str:
+    """``--presenter-key``'s value, checked (argparse shows the reason when it is refused)."""
+    try:
+        return checked_presenter_key(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def presenter_link(options: argparse.Namespace, key: str) -> str:
+    """The presenter link of the server ``options`` describe (a wildcard address is shown
+    as ``localhost``: the instructor opens it on the serving machine or replaces the host)."""
+    host = options.address
+    if host in ("", "0.0.0.0", "::"):
+        host = "localhost"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{options.port}/main?{PRESENT_PARAMETER}={key}"
+
+
+def start_class_mode(options: argparse.Namespace, workers: int) -> str:
+    """Give this process and the ones it starts the presenter key (class mode); return the
+    line to print: the presenter link, or why class mode is off."""
+    if workers > 1:
+        os.environ.pop(PRESENTER_KEY_ENV, None)
+        return "sdpa-sim: class mode is off with --num-procs above 1 (it needs one process)"
+    key = options.presenter_key or new_presenter_key()
+    os.environ[PRESENTER_KEY_ENV] = key
+    return f"sdpa-sim: presenter link (keep it to yourself): {presenter_link(options, key)}"
 
 
 def check_port(options: argparse.Namespace) -> None:
@@ -250,6 +295,7 @@ def main(argv: list[str] | None = None) -> None:
         workers = worker_count(options.num_procs)
     except ValueError as error:
         raise SystemExit(f"sdpa-sim: {error}") from None
+    print(start_class_mode(options, workers), flush=True)
     if workers > 1:
         if not sys.platform.startswith("linux"):
             # The front hands connections over Unix SOCK_SEQPACKET sockets, which macOS and

@@ -313,6 +313,12 @@ def format_query_value(value: object) -> str:
     return str(value)
 
 
+def query_value(args: QueryArgs, name: str) -> str:
+    """The last value of query argument ``name`` as text ("" when the query lacks it); bytes
+    are decoded as UTF-8, undecodable ones replaced. Never raises."""
+    return _text(args[name]) if name in args else ""
+
+
 def parse_embed(args: QueryArgs) -> bool:
     """Whether the query asks for the compact embed layout (``embed=true``); never raises."""
     if "embed" not in args:

@@ -125,7 +125,7 @@ export function render({ model, el }) {
   const page = document.createElement(model.embed ? "main" : "div");
   page.className = "sdpa-first-screen";
   if (model.embed) page.append(hiddenHeading(1, model.texts.title));
-  page.append(childBox(model, "notice", "sdpa-notice"));
+  page.append(childBox(model, "classroom", "sdpa-class-box"), childBox(model, "notice", "sdpa-notice"));
 
   const card = document.createElement("div");
   card.className = "sdpa-sidebar controls";

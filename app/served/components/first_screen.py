@@ -83,7 +83,7 @@ LAYOUT_CSS = f"""
   padding: 4px 0;
 }}
 .sdpa-main {{ flex: 999 1 0; min-width: min(100%, var(--sdpa-main-min, 640px)); }}
-.sdpa-notice:empty, .sdpa-scene:empty {{ display: none; }}
+.sdpa-notice:empty, .sdpa-scene:empty, .sdpa-class-box:empty {{ display: none; }}
 {GATE_CSS}
 """
 """The controls' card (Material UI's paper at elevation 1) beside the plots' column while
@@ -92,8 +92,8 @@ width (beside the card it left the card's column empty for thousands of px)."""
 
 
 class FirstScreen(CheckedPageChanges, JSComponent):
-    """The first screen around ``controls``, ``scene``, ``figures``, ``notice`` and
-    ``lesson``, which the session builds (``scene`` and ``lesson`` when first needed: each
+    """The first screen around ``classroom``, ``controls``, ``scene``, ``figures``, ``notice``
+    and ``lesson``, which the session builds (``scene`` and ``lesson`` when first needed: each
     is then drawn in its place, and nothing else is redrawn).
     """
 
@@ -103,6 +103,9 @@ class FirstScreen(CheckedPageChanges, JSComponent):
         doc="The drawn controls and More controls (app/served/components/controls.py)."
     )
     scene = Child(doc="The box above the plots that takes the preset scene's alert.")
+    classroom = Child(
+        doc="The class bar above the page, in class mode (app/served/components/class_bar.py)."
+    )
     figures = Child(doc="The drawn figures and readouts (app/served/components/figures.py).")
     notice = Child(doc="The alert on the link's adjusted values, when there are any.")
     lesson = Child(doc="The box under the first screen that takes the lesson's sections.")

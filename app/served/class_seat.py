@@ -1,0 +1,143 @@
+"""One session's seat in the class: its class bar, and the scenes between its state and the
+process's classroom (app/served/classroom.py).
+
+A presenter's seat sends the presenter's scene when **Send my scene** is pressed and, while
+**Students follow me** is on, after each of the presenter's moves (the moves of one tick
+fold into one scene). A student's seat takes the scenes the classroom delivers while its
+student follows; a move of the student's own stops following, and the bar says so; the
+switch or **Back to the instructor's scene** takes the last scene again and follows on.
+Every change to the session's page runs on the session's own next tick (``defer``): the
+classroom calls a seat from another session's tick, and the scenes that arrive in between
+fold into the last one.
+"""
+
+from __future__ import annotations
+
+import param
+
+from app.served.classroom import Classroom, Scene
+from app.served.components.class_bar import PRESENTER, STUDENT, ClassBar
+from app.served.ticks import Later
+from app.simulation.spec import CONTROL_NAMES
+from app.simulation.state import SimulationState
+
+
+class ClassSeat:
+    """A session's place in ``classroom``: a presenter's (``presenter=True``) or a
+    student's, with the bar the page shows."""
+
+    def __init__(
+        self,
+        classroom: Classroom,
+        state: SimulationState,
+        *,
+        presenter: bool,
+        defer: Later,
+    ) -> None:
+        self.classroom = classroom
+        self.state = state
+        self.presenter = presenter
+        self._defer = defer
+        self.bar = ClassBar(
+            role=PRESENTER if presenter else STUDENT,
+            students=classroom.students,
+            presented=classroom.presented,
+            live=classroom.live,
+        )
+        """What the page shows of the class (app/served/components/class_bar.py)."""
+        self._scene_waiting: Scene | None = None
+        self._scene_due = False
+        self._class_due = False
+        self._moves_due = False
+        self._applying = False
+        state.param.watch(self._on_state, [*CONTROL_NAMES, "preset"])
+        self.bar.param.watch(self._on_bar, ["live", "send_presses", "following", "back_presses"])
+
+    def start(self) -> None:
+        """Join the classroom (once the session follows its state): a student arriving in
+        a presented class starts on the instructor's last scene."""
+        classroom = self.classroom
+        classroom.join(self, presenter=self.presenter)
+        if not self.presenter and classroom.presented and classroom.scene is not None:
+            self.take_scene(classroom.scene)
+
+    def scene(self) -> dict[str, object]:
+        """The scene this session's state shows: every control and the preset."""
+        return {**self.state.control_values(), "preset": self.state.preset}
+
+    def leave(self) -> None:
+        """The session's page closed: leave the classroom."""
+        self.classroom.leave(self)
+
+    # What the classroom calls (from any session's tick) --------------------------------
+
+    def class_changed(self) -> None:
+        """Students or a presenter came or left: show it on this session's next tick."""
+        if not self._class_due:
+            self._class_due = True
+            self._defer(self._show_class)
+
+    def take_scene(self, scene: Scene) -> None:
+        """A presenter sent ``scene``: apply it on this session's next tick if the student
+        follows then (scenes sent before that tick fold into the last)."""
+        self._scene_waiting = scene
+        if not self._scene_due:
+            self._scene_due = True
+            self._defer(self._apply_scene)
+
+    # This session's own tick ------------------------------------------------------------
+
+    def _show_class(self) -> None:
+        self._class_due = False
+        classroom = self.classroom
+        self.bar.param.update(
+            students=classroom.students, presented=classroom.presented, live=classroom.live
+        )
+
+    def _apply_scene(self) -> None:
+        self._scene_due = False
+        scene, self._scene_waiting = self._scene_waiting, None
+        if scene is None or self.presenter or not self.bar.following:
+            return
+        self._applying = True
+        try:
+            self.state.param.update(**scene)
+        finally:
+            self._applying = False
+
+    def _on_state(self, *events: param.parameterized.Event) -> None:
+        if self._applying:
+            return
+        if self.presenter:
+            if self.classroom.live and not self._moves_due:
+                self._moves_due = True
+                self._defer(self._send_moves)
+        elif self.bar.following and self.classroom.presented:
+            # The student moved a control: their moves are theirs now.
+            self.bar.following = False
+
+    def _send_moves(self) -> None:
+        self._moves_due = False
+        if self.classroom.live:
+            self.bar.reached = self.classroom.presenter_moved(self, self.scene())
+
+    def _on_bar(self, *events: param.parameterized.Event) -> None:
+        for event in events:
+            if event.name == "send_presses":
+                self.bar.reached = self.classroom.send_scene(self, self.scene())
+            elif event.name == "live":
+                self.classroom.follow_live(self, bool(event.new))
+                if event.new:
+                    self.bar.reached = self.classroom.send_scene(self, self.scene())
+            elif event.name == "following" and event.new:
+                self._back_to_the_instructor()
+            elif event.name == "back_presses":
+                if self.bar.following:
+                    self._back_to_the_instructor()
+                else:
+                    self.bar.following = True
+
+    def _back_to_the_instructor(self) -> None:
+        if self.classroom.scene is not None:
+            self._scene_waiting = self.classroom.scene
+            self._apply_scene()

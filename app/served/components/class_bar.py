@@ -1,0 +1,129 @@
+"""The class bar above the plots: the presenter's class panel, or a student's "Following the
+instructor" with the way to explore alone and back (class mode, app/served/classroom.py).
+
+The presenter's page shows how many students are connected, **Send my scene** and
+**Students follow me**; a student's page, while a class is presented, says whether it
+follows the instructor, with a switch to explore alone and a button back to the
+instructor's scene. A page changes only what its role has (a student's page cannot send a
+scene: the presses it could forge are refused like any value from a page).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+import param
+from panel.custom import JSComponent
+
+from app.compat import CheckedPageChanges
+from app.page import ASSETS
+
+PRESENTER = "presenter"
+STUDENT = "student"
+Role = Literal["presenter", "student"]
+
+CLASS_TEXTS = {
+    "region": "Class",
+    "students_one": "1 student connected",
+    "students_many": "{count} students connected",
+    "send": "Send my scene",
+    "live": "Students follow me",
+    "sent_one": "Your scene reached 1 student.",
+    "sent_many": "Your scene reached {count} students.",
+    "following": "Following the instructor",
+    "following_detail": "Your controls take the instructor's scene.",
+    "exploring": "Exploring on your own",
+    "exploring_detail": "You moved a control, so the instructor's moves no longer change yours.",
+    "follow": "Follow the instructor",
+    "back": "Back to the instructor's scene",
+}
+"""Every word of the class bar, for both roles (``{count}`` is filled on the page)."""
+
+PRESS_LIMIT = 2**31 - 1
+"""The largest press count a page may report (a counter, not a payload)."""
+
+CLASS_BAR_CSS = """
+:host { width: 100%; }
+.sdpa-class {
+  display: flex; flex-wrap: wrap; align-items: center; gap: 8px 16px;
+  margin: 6px 10px; padding: 8px 12px; border-radius: 6px;
+  font-family: Roboto, "Helvetica Neue", Arial, sans-serif; font-size: 15px;
+  color: var(--sdpa-info-text, #014361);
+  background: var(--sdpa-info-background, #e5f6fd);
+  border: 1px solid var(--sdpa-info-border, #0288d1);
+}
+.sdpa-class[hidden] { display: none; }
+.sdpa-class-status { display: flex; flex-direction: column; gap: 2px; flex: 1 1 220px; }
+.sdpa-class-title { font-weight: 500; }
+.sdpa-class-detail { font-size: 14px; }
+.sdpa-class button {
+  font: inherit; font-weight: 500; padding: 6px 12px; border-radius: 4px; cursor: pointer;
+  color: var(--sdpa-accent-text, #1565c0);
+  background: var(--sdpa-paper, #fff);
+  border: 1px solid var(--sdpa-accent-border, #1565c0);
+}
+.sdpa-class button:hover { background: var(--sdpa-accent-hover, #bbdefb); }
+.sdpa-class button:focus-visible, .sdpa-class input:focus-visible {
+  outline: 3px solid var(--sdpa-accent-text, #1565c0); outline-offset: 2px;
+}
+.sdpa-class label { display: inline-flex; align-items: center; gap: 6px; cursor: pointer; }
+.sdpa-class input[type="checkbox"] { width: 18px; height: 18px; margin: 0; }
+"""
+"""The bar's look: an info box (the dark theme's colours come from app/page/theme.py)."""
+
+
+class ClassBar(CheckedPageChanges, JSComponent):
+    """The class panel (``role="presenter"``) or a student's following bar
+    (``role="student"``), drawn by class_bar.js; hidden on a student's page while no class
+    is presented."""
+
+    page_properties = ("live", "send_presses", "following", "back_presses")
+
+    role = param.Selector(
+        default=STUDENT, objects=[PRESENTER, STUDENT], doc="Whose page the bar is on."
+    )
+    students = param.Integer(
+        default=0, bounds=(0, None), doc="How many students are connected (the presenter's)."
+    )
+    reached = param.Integer(
+        default=-1,
+        bounds=(-1, None),
+        doc="How many students the presenter's last scene reached (-1: none sent yet).",
+    )
+    live = param.Boolean(
+        default=False, doc="Whether the students follow each of the presenter's moves."
+    )
+    send_presses = param.Integer(
+        default=0, bounds=(0, PRESS_LIMIT), doc="How many times Send my scene was pressed."
+    )
+    presented = param.Boolean(
+        default=False, doc="Whether a presenter's page is connected (a student's bar shows)."
+    )
+    following = param.Boolean(
+        default=True, doc="Whether the student's controls take the instructor's scene."
+    )
+    back_presses = param.Integer(
+        default=0,
+        bounds=(0, PRESS_LIMIT),
+        doc="How many times Back to the instructor's scene was pressed.",
+    )
+    texts = param.Dict(default=CLASS_TEXTS, doc="The bar's words (CLASS_TEXTS).")
+
+    _esm = ASSETS / "class_bar.js"
+    _stylesheets: ClassVar[list[str]] = [CLASS_BAR_CSS]
+
+    def __init__(self, **params: Any) -> None:
+        params.setdefault("sizing_mode", "stretch_width")
+        params.setdefault("margin", 0)
+        super().__init__(**params)
+
+    def accepts_from_page(self, name: str, value: object) -> bool:
+        """A page changes only its own role's properties: the presenter's ``live`` and
+        ``send_presses``, a student's ``following`` and ``back_presses``; a switch's value
+        is a boolean and a press count a whole number in range."""
+        own = ("live", "send_presses") if self.role == PRESENTER else ("following", "back_presses")
+        if name not in own:
+            return False
+        if name in ("live", "following"):
+            return isinstance(value, bool)
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= PRESS_LIMIT

@@ -1,0 +1,182 @@
+"""Class mode on one process: a presenter's scene reaches the students who follow; a student
+who moves stops following; nobody without the key presents (app/served/classroom.py,
+app/served/class_seat.py). Sessions without a server: each update runs at once."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.served.classroom import (
+    MAX_KEY_LENGTH,
+    PRESENT_PARAMETER,
+    Classroom,
+    checked_presenter_key,
+    new_presenter_key,
+)
+from app.served.components.class_bar import PRESENTER, STUDENT, ClassBar
+from app.served.session import Session
+
+KEY = "presenter-key-for-tests"
+
+
+def _session(room: Classroom, query: dict[str, str] | None = None) -> Session:
+    return Session(query or {}, classroom=room)
+
+
+def _class(students: int = 2) -> tuple[Classroom, Session, list[Session]]:
+    room = Classroom(KEY)
+    presenter = _session(room, {PRESENT_PARAMETER: KEY})
+    return room, presenter, [_session(room) for _ in range(students)]
+
+
+def _send(presenter: Session) -> None:
+    """Press Send my scene on the presenter's page."""
+    bar = presenter.seat.bar
+    bar.send_presses = bar.send_presses + 1
+
+
+def test_only_the_key_presents() -> None:
+    room = Classroom(KEY)
+    assert room.presents(KEY)
+    for wrong in ["", KEY[:-1], KEY + "x", KEY.upper(), None, 7, [KEY], "x" * (MAX_KEY_LENGTH + 1)]:
+        assert not room.presents(wrong)
+    assert not Classroom("").presents("") and not Classroom("").enabled
+
+
+@given(st.text(max_size=200))
+def test_no_other_text_presents(candidate: str) -> None:
+    """Any text but the key itself, lone surrogates included, presents nothing and never
+    raises."""
+    assert Classroom(KEY).presents(candidate) == (candidate == KEY)
+
+
+def test_presenter_keys_are_checked() -> None:
+    assert len(new_presenter_key()) >= 16 and new_presenter_key() != new_presenter_key()
+    assert checked_presenter_key(KEY) == KEY
+    for bad in ["short", "with space in it", "x" * (MAX_KEY_LENGTH + 1), "nön-ascii-key-1234"]:
+        with pytest.raises(ValueError, match="printable ASCII"):
+            checked_presenter_key(bad)
+
+
+def test_roles_and_counts() -> None:
+    room, presenter, students = _class(2)
+    assert presenter.seat.bar.role == PRESENTER
+    assert [student.seat.bar.role for student in students] == [STUDENT, STUDENT]
+    assert room.students == 2 and room.presented
+    assert presenter.seat.bar.students == 2
+    assert all(student.seat.bar.presented for student in students)
+    students[0].seat.leave()
+    assert presenter.seat.bar.students == 1 and room.students == 1
+    presenter.seat.leave()
+    assert not room.presented and not students[1].seat.bar.presented
+
+
+def test_a_wrong_key_makes_a_student_and_no_key_no_class() -> None:
+    room = Classroom(KEY)
+    guess = _session(room, {PRESENT_PARAMETER: "guessed-key-0000"})
+    assert guess.seat.bar.role == STUDENT and not room.presented
+    assert _session(Classroom(""), {PRESENT_PARAMETER: ""}).seat is None
+
+
+def test_send_my_scene_reaches_every_following_student() -> None:
+    _room, presenter, students = _class(2)
+    presenter.state.set_controls(d_k=1024, scaled=False, n=16)
+    _send(presenter)
+    assert presenter.seat.bar.reached == 2
+    for student in students:
+        assert (student.state.d_k, student.state.scaled, student.state.n) == (1024, False, 16)
+        assert student.seat.bar.following
+
+
+def test_a_student_who_moves_stops_following_and_can_go_back() -> None:
+    _room, presenter, (follower, explorer) = _class(2)
+    presenter.state.set_controls(d_k=256)
+    _send(presenter)
+    explorer.state.temperature = 3.0
+    assert not explorer.seat.bar.following and follower.seat.bar.following
+    presenter.state.set_controls(d_k=16, scaled=False)
+    _send(presenter)
+    assert (follower.state.d_k, follower.state.scaled) == (16, False)
+    assert (explorer.state.d_k, explorer.state.temperature) == (256, 3.0)
+    explorer.seat.bar.back_presses = 1
+    assert explorer.seat.bar.following
+    assert (explorer.state.d_k, explorer.state.scaled) == (16, False)
+    # The switch does the same: off, then on again takes the instructor's scene.
+    explorer.seat.bar.following = False
+    explorer.state.n = 64
+    explorer.seat.bar.following = True
+    assert explorer.state.n == presenter.state.n
+
+
+def test_students_follow_each_move_while_live() -> None:
+    room, presenter, (student,) = _class(1)
+    presenter.seat.bar.live = True
+    assert room.live and presenter.seat.bar.reached == 1
+    presenter.state.d_k = 512
+    assert student.state.d_k == 512
+    presenter.state.choose_preset("collapse")
+    assert student.state.preset == "collapse"
+    presenter.seat.bar.live = False
+    presenter.state.d_k = 8
+    assert student.state.d_k != 8
+
+
+def test_a_student_arriving_in_a_presented_class_starts_on_its_scene() -> None:
+    room, presenter, _students = _class(0)
+    presenter.state.set_controls(d_k=2, temperature=0.5)
+    _send(presenter)
+    late = _session(room, {"d_k": "64"})
+    assert (late.state.d_k, late.state.temperature) == (2, 0.5)
+
+
+def test_a_students_page_cannot_present() -> None:
+    """A student's page that forges the presenter's presses or switch is refused; the
+    classroom also refuses a scene from any session that is not a presenter's."""
+    room, presenter, (student, other) = _class(2)
+    bar = student.seat.bar
+    assert not bar.accepts_from_page("send_presses", 1)
+    assert not bar.accepts_from_page("live", True)
+    assert bar.accepts_from_page("following", False) and bar.accepts_from_page("back_presses", 3)
+    for forged in [True, -1, 2**31, 1.5, "1", None]:
+        assert not bar.accepts_from_page("back_presses", forged)
+    assert not bar.accepts_from_page("following", 1)
+    student.state.d_k = 1024
+    assert room.send_scene(student.seat, student.seat.scene()) == 0
+    assert other.state.d_k != 1024
+    presenter_bar = presenter.seat.bar
+    assert presenter_bar.accepts_from_page("send_presses", 4)
+    assert not presenter_bar.accepts_from_page("following", False)
+
+
+def test_the_key_never_reaches_a_link_the_presenter_shares() -> None:
+    _room, presenter, _students = _class(0)
+    for kind in ("link", "embed"):
+        assert KEY not in presenter.share_text(kind)
+    assert PRESENT_PARAMETER not in presenter.state.query()
+
+
+def test_scenes_sent_before_a_students_tick_fold_into_the_last() -> None:
+    """A student's session applies scenes on its own tick: of several that arrive before
+    it, only the last is applied, once."""
+    room = Classroom(KEY)
+    presenter = _session(room, {PRESENT_PARAMETER: KEY})
+    ticks: list = []
+    student = Session({}, classroom=room, defer=ticks.append)
+    applied: list[int] = []
+    student.state.param.watch(lambda event: applied.append(event.new), "d_k")
+    for d_k in (8, 16, 32):
+        presenter.state.d_k = d_k
+        _send(presenter)
+    scene_ticks = [tick for tick in ticks if getattr(tick, "__name__", "") == "_apply_scene"]
+    assert len(scene_ticks) == 1
+    scene_ticks[0]()
+    assert applied == [32]
+
+
+def test_the_class_bar_words_are_complete() -> None:
+    bar = ClassBar()
+    for key in ("students_many", "sent_many"):
+        assert "{count}" in bar.texts[key]
+    assert all(isinstance(text, str) and text for text in bar.texts.values())
