@@ -307,7 +307,11 @@ def _normalised_pool(d_k: int, seed: int, rho: float) -> np.ndarray:
     k_dot_k = _key_square_norm_table(seed)[d_k - 1].astype(np.float64)
     qk = rho * q_dot_q + c * q_dot_k
     kk = rho * rho * q_dot_q + 2.0 * rho * c * q_dot_k + c * c * k_dot_k
-    values = (d_k * qk / np.sqrt(q_dot_q * kk)).astype(np.float32)
+    # |q'|²·|k'|² is ≥ 0, but rounded from the float32 tables it can come out a hair below
+    # zero when k' nearly cancels (at d_k = 1 a pair or two per seed and ρ): floored, the
+    # quotient then tends to ±d_k, which Cauchy–Schwarz bounds it by in any case.
+    norms = np.sqrt(np.maximum(q_dot_q * kk, np.finfo(np.float64).tiny))
+    values = np.clip(d_k * qk / norms, -d_k, d_k).astype(np.float32)
     values.flags.writeable = False
     return values
 

@@ -173,13 +173,19 @@ class AppServer:
             return False
 
 
-def start_server(log_path: Path, attempts: int = 3, channel: bool = True) -> AppServer:
+def start_server(
+    log_path: Path,
+    attempts: int = 3,
+    channel: bool = True,
+    env: dict[str, str] | None = None,
+) -> AppServer:
     """Start ``panel serve app/main.py`` from the repository root on a free loopback port.
 
     It serves ``static/`` under ``/assets`` and mounts the sessions' own channel (app/
     channel.py; ``channel=False`` leaves it out, as plain ``panel serve`` does) as
-    ``sdpa-sim`` does, and returns once the page answers. Raises RuntimeError, with the
-    server's log, if it exits or stays silent.
+    ``sdpa-sim`` does, and returns once the page answers; ``env`` adds to its environment
+    (class mode's presenter key, say). Raises RuntimeError, with the server's log, if it
+    exits or stays silent.
     """
     for attempt in range(attempts):
         port = free_port()
@@ -199,14 +205,14 @@ def start_server(log_path: Path, attempts: int = 3, channel: bool = True) -> App
         if STATIC_DIR.is_dir():
             # As `sdpa-sim` serves it: Panel reserves /static, so the project's files go here.
             command += ["--static-dirs", f"{STATIC_PREFIX}={STATIC_DIR}"]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        env.pop(CHANNEL_ENV, None)
+        environment = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+        environment.pop(CHANNEL_ENV, None)
         if channel:
             command += ["--plugins", channel_module.__name__]
-            env[CHANNEL_ENV] = "1"
+            environment[CHANNEL_ENV] = "1"
         with log_path.open("wb") as log:
             process = subprocess.Popen(
-                command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env
+                command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=environment
             )
         server = AppServer(process, port, log_path)
         deadline = time.monotonic() + SERVER_START_TIMEOUT

@@ -168,8 +168,12 @@ class Session:
         self.layout.first_screen.param.watch(self._on_gate, "lesson_opened")
         if self.seat is not None:
             if is_served and doc is not None:
+                # A page counts in the class once it is connected: a GET whose page never
+                # opens its websocket (a link preview, a health check) is nobody.
                 doc.on_session_destroyed(self._leave_class)
-            self.seat.start()
+                pn.state.onload(self.seat.start)
+            else:
+                self.seat.start()
         if is_served:
             if doc is not None:
                 skip_unchanged_stylesheets(doc)

@@ -282,3 +282,17 @@ def test_pool_seeds_differ() -> None:
 def test_dot_product_pool_errors(args: tuple, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         dot_product_pool(*args)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    d_k=st.sampled_from([1, 2, 3, 1024]),
+    rho=st.floats(-0.95, 0.95, allow_nan=False),
+)
+def test_qk_norm_pool_is_finite_and_bounded_by_d_k(d_k: int, rho: float) -> None:
+    """Under QK-norm every pooled q̂·k̂ is a number within [-d_k, d_k] (Cauchy–Schwarz), for
+    any correlation: at d_k = 1 the rounded |k'|² of a nearly cancelling pair once came out
+    below zero and gave a NaN, which the page's histogram then refused."""
+    values = dot_product_pool(d_k, seed=0, rho=rho, qk_norm=True)
+    assert np.isfinite(values).all()
+    assert np.abs(values).max() <= d_k

@@ -1,0 +1,126 @@
+"""Class mode in Chromium: one presenter and two students on a server with a presenter key.
+
+The presenter sends a scene, both students take it; one student explores on their own and
+the next scene passes them by while the other follows; going back takes the instructor's
+scene; with Students follow me on, a presenter's move reaches the follower by itself. The
+class bar is axe-clean on both roles' pages, light and dark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from axe_support import assert_axe_clean, axe_installed
+from browser_support import FIGURES_HELPER_JS, AppServer, start_server, stop_server
+from conftest import PAGE_TIMEOUT_MS, WIDE, AppPage
+from playwright.sync_api import Browser, expect
+
+from app.served.classroom import PRESENT_PARAMETER, PRESENTER_KEY_ENV
+from app.served.components.class_bar import CLASS_TEXTS
+from app.simulation.spec import CONTROL_BY_NAME
+
+pytestmark = pytest.mark.browser
+
+KEY = "browser-test-presenter-key"
+D_K = CONTROL_BY_NAME["d_k"].label
+TEMPERATURE = CONTROL_BY_NAME["temperature"].label
+
+
+@pytest.fixture(scope="module")
+def class_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+    """A server of its own with a presenter key (the shared one has no class mode)."""
+    log_path: Path = tmp_path_factory.mktemp("class-mode") / "server.log"
+    try:
+        server = start_server(log_path, env={PRESENTER_KEY_ENV: KEY})
+    except RuntimeError as error:
+        pytest.fail(str(error), pytrace=False)
+    yield server
+    stop_server(server)
+
+
+def _open(chromium: Browser, server: AppServer, query: str, scheme: str = "light") -> AppPage:
+    context = chromium.new_context(viewport=WIDE, color_scheme=scheme)
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    context.add_init_script(FIGURES_HELPER_JS)
+    app = AppPage(page=context.new_page(), server=server, log_mark=server.log_size())
+    app.page.on("pageerror", lambda error: app.problems.append(f"page error: {error}"))
+    app.page.on(
+        "console",
+        lambda message: message.type == "error" and app.problems.append(message.text),
+    )
+    app.open(query, lesson=False)
+    return app
+
+
+def _class_bar(app: AppPage):
+    return app.page.get_by_role("region", name=CLASS_TEXTS["region"])
+
+
+def test_a_presenter_and_two_students(chromium: Browser, class_server: AppServer) -> None:
+    presenter = _open(chromium, class_server, f"?{PRESENT_PARAMETER}={KEY}")
+    follower = _open(chromium, class_server, "")
+    explorer = _open(chromium, class_server, "?temperature=1")
+    pages = (presenter, follower, explorer)
+    try:
+        panel = _class_bar(presenter)
+        expect(panel).to_contain_text(CLASS_TEXTS["students_many"].format(count=2))
+        for student in (follower, explorer):
+            expect(_class_bar(student)).to_contain_text(CLASS_TEXTS["following"])
+
+        # Send my scene: both students take the presenter's d_k.
+        presenter.press(D_K, "End")
+        presenter.wait_url(d_k="1024")
+        panel.get_by_role("button", name=CLASS_TEXTS["send"]).click()
+        expect(panel).to_contain_text(CLASS_TEXTS["sent_many"].format(count=2))
+        follower.wait_url(d_k="1024")
+        explorer.wait_url(d_k="1024")
+
+        # The explorer moves: they stop following, and the next scene passes them by.
+        explorer.press(TEMPERATURE, "ArrowRight")
+        expect(_class_bar(explorer)).to_contain_text(CLASS_TEXTS["exploring"])
+        presenter.press(D_K, "Home")
+        presenter.wait_url(d_k="1")
+        panel.get_by_role("button", name=CLASS_TEXTS["send"]).click()
+        follower.wait_url(d_k="1")
+        expect(_class_bar(follower)).to_contain_text(CLASS_TEXTS["following"])
+        assert "d_k=1024" in explorer.page.url
+
+        # Back to the instructor's scene, by keyboard.
+        back = _class_bar(explorer).get_by_role("button", name=CLASS_TEXTS["back"])
+        back.focus()
+        back.press("Enter")
+        explorer.wait_url(d_k="1")
+        expect(_class_bar(explorer)).to_contain_text(CLASS_TEXTS["following"])
+
+        # Students follow me: a move reaches the follower by itself.
+        live = panel.get_by_role("switch", name=CLASS_TEXTS["live"])
+        live.check()
+        presenter.press(D_K, "ArrowRight")
+        follower.wait_url(d_k=presenter.page.url.split("d_k=")[1].split("&")[0])
+
+        problems = [problem for app in pages for problem in app.problems]
+        assert problems == []
+        assert not presenter.server_errors()
+    finally:
+        for app in pages:
+            app.page.context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_class_bar_is_accessible(
+    chromium: Browser, class_server: AppServer, scheme: str
+) -> None:
+    if not axe_installed():
+        pytest.fail("npm's axe-core is missing: run `npm ci` (scripts/test.sh does)")
+    presenter = _open(chromium, class_server, f"?{PRESENT_PARAMETER}={KEY}", scheme)
+    student = _open(chromium, class_server, "", scheme)
+    try:
+        expect(_class_bar(student)).to_be_visible()
+        for app, role in ((presenter, "presenter"), (student, "student")):
+            expect(_class_bar(app)).to_be_visible()
+            assert_axe_clean(app.page, "served", f"{scheme}: class mode, {role}")
+    finally:
+        for app in (presenter, student):
+            app.page.context.close()
