@@ -13,6 +13,8 @@ fold into the last one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import param
 
 from app.served.classroom import Classroom, Scene
@@ -24,7 +26,9 @@ from app.simulation.state import SimulationState
 
 class ClassSeat:
     """A session's place in ``classroom``: a presenter's (``presenter=True``) or a
-    student's, with the bar the page shows."""
+    student's. Its bar is built only when the page has something to show: at once for a
+    presenter, for a student once a class is presented (a student's page in a class that
+    nobody presents costs nothing more); ``show_bar`` puts it on the page."""
 
     def __init__(
         self,
@@ -33,31 +37,31 @@ class ClassSeat:
         *,
         presenter: bool,
         defer: Later,
+        show_bar: Callable[[ClassBar], None],
     ) -> None:
         self.classroom = classroom
         self.state = state
         self.presenter = presenter
         self._defer = defer
-        self.bar = ClassBar(
-            role=PRESENTER if presenter else STUDENT,
-            students=classroom.students,
-            presented=classroom.presented,
-            live=classroom.live,
-        )
-        """What the page shows of the class (app/served/components/class_bar.py)."""
+        self._show_bar = show_bar
+        self.bar: ClassBar | None = None
+        """What the page shows of the class (app/served/components/class_bar.py), once
+        built."""
+        self.following = True
+        """Whether the student's controls take the instructor's scenes."""
         self._scene_waiting: Scene | None = None
         self._scene_due = False
         self._class_due = False
         self._moves_due = False
         self._applying = False
         state.param.watch(self._on_state, [*CONTROL_NAMES, "preset"])
-        self.bar.param.watch(self._on_bar, ["live", "send_presses", "following", "back_presses"])
 
     def start(self) -> None:
-        """Join the classroom (once the session follows its state): a student arriving in
-        a presented class starts on the instructor's last scene."""
+        """Join the classroom (once the session follows its state and its page is there): a
+        student arriving in a presented class starts on the instructor's last scene."""
         classroom = self.classroom
         classroom.join(self, presenter=self.presenter)
+        self._show_class()
         if not self.presenter and classroom.presented and classroom.scene is not None:
             self.take_scene(classroom.scene)
 
@@ -90,14 +94,31 @@ class ClassSeat:
     def _show_class(self) -> None:
         self._class_due = False
         classroom = self.classroom
-        self.bar.param.update(
-            students=classroom.students, presented=classroom.presented, live=classroom.live
-        )
+        values = {
+            "students": classroom.students,
+            "presented": classroom.presented,
+            "live": classroom.live,
+        }
+        if self.bar is not None:
+            self.bar.param.update(**values)
+        elif self.presenter or classroom.presented:
+            self.bar = ClassBar(
+                role=PRESENTER if self.presenter else STUDENT, following=self.following, **values
+            )
+            self.bar.param.watch(
+                self._on_bar, ["live", "send_presses", "following", "back_presses"]
+            )
+            self._show_bar(self.bar)
+
+    def _set_following(self, following: bool) -> None:
+        self.following = following
+        if self.bar is not None:
+            self.bar.following = following
 
     def _apply_scene(self) -> None:
         self._scene_due = False
         scene, self._scene_waiting = self._scene_waiting, None
-        if scene is None or self.presenter or not self.bar.following:
+        if scene is None or self.presenter or not self.following:
             return
         self._applying = True
         try:
@@ -112,30 +133,36 @@ class ClassSeat:
             if self.classroom.live and not self._moves_due:
                 self._moves_due = True
                 self._defer(self._send_moves)
-        elif self.bar.following and self.classroom.presented:
+        elif self.following and self.classroom.presented:
             # The student moved a control: their moves are theirs now.
-            self.bar.following = False
+            self._set_following(False)
+
+    def _reached(self, count: int) -> None:
+        if self.bar is not None:
+            self.bar.reached = count
 
     def _send_moves(self) -> None:
         self._moves_due = False
         if self.classroom.live:
-            self.bar.reached = self.classroom.presenter_moved(self, self.scene())
+            self._reached(self.classroom.presenter_moved(self, self.scene()))
 
     def _on_bar(self, *events: param.parameterized.Event) -> None:
         for event in events:
             if event.name == "send_presses":
-                self.bar.reached = self.classroom.send_scene(self, self.scene())
+                self._reached(self.classroom.send_scene(self, self.scene()))
             elif event.name == "live":
                 self.classroom.follow_live(self, bool(event.new))
                 if event.new:
-                    self.bar.reached = self.classroom.send_scene(self, self.scene())
-            elif event.name == "following" and event.new:
-                self._back_to_the_instructor()
+                    self._reached(self.classroom.send_scene(self, self.scene()))
+            elif event.name == "following":
+                self.following = bool(event.new)
+                if event.new:
+                    self._back_to_the_instructor()
             elif event.name == "back_presses":
-                if self.bar.following:
+                if self.following:
                     self._back_to_the_instructor()
                 else:
-                    self.bar.following = True
+                    self._set_following(True)
 
     def _back_to_the_instructor(self) -> None:
         if self.classroom.scene is not None:

@@ -58,7 +58,6 @@ class PageLayout:
         notice: str = "",
         share: Callable[[str], str],
         channel_key: str = "",
-        class_bar: pn.viewable.Viewable | None = None,
     ) -> None:
         shown = shown_controls
         first_names = list(FIRST_SCREEN_CONTROLS if shown is None else shown)
@@ -116,7 +115,6 @@ class PageLayout:
             controls=self.drawn_controls,
             figures=figures,
             notice=self.notice,
-            classroom=class_bar,
             sizing_mode="stretch_width",
             margin=0,
         )

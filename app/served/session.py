@@ -141,6 +141,7 @@ class Session:
                 self.state,
                 presenter=classroom.presents(query_value(query or {}, PRESENT_PARAMETER)),
                 defer=self._defer,
+                show_bar=self._show_class_bar,
             )
             if classroom.enabled
             else None
@@ -155,7 +156,6 @@ class Session:
             notice=self.notice,
             share=self.share_text,
             channel_key=self.channel_key,
-            class_bar=self.seat.bar if self.seat is not None else None,
         )
         self.page = self.layout.page
         if self.channel is not None:
@@ -195,6 +195,9 @@ class Session:
         address = page_address(self.location)
         query = self.state.query()
         return share_link(address, query) if kind == "link" else embed_snippet(address, query)
+
+    def _show_class_bar(self, bar: pn.viewable.Viewable) -> None:
+        self.layout.first_screen.classroom = bar
 
     def _leave_class(self, session_context: object) -> None:
         if self.seat is not None:

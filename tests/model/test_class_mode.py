@@ -76,8 +76,21 @@ def test_roles_and_counts() -> None:
 def test_a_wrong_key_makes_a_student_and_no_key_no_class() -> None:
     room = Classroom(KEY)
     guess = _session(room, {PRESENT_PARAMETER: "guessed-key-0000"})
-    assert guess.seat.bar.role == STUDENT and not room.presented
+    assert not guess.seat.presenter and not room.presented and room.students == 1
     assert _session(Classroom(""), {PRESENT_PARAMETER: ""}).seat is None
+
+
+def test_a_students_bar_comes_only_with_a_presenter() -> None:
+    """In a class nobody presents a student's page holds no bar; when a presenter arrives,
+    each student's page gets one, following."""
+    room = Classroom(KEY)
+    student = _session(room)
+    assert student.seat.bar is None and student.layout.first_screen.classroom is None
+    presenter = _session(room, {PRESENT_PARAMETER: KEY})
+    assert presenter.layout.first_screen.classroom is presenter.seat.bar
+    bar = student.seat.bar
+    assert bar is not None and student.layout.first_screen.classroom is bar
+    assert bar.role == STUDENT and bar.presented and bar.following
 
 
 def test_send_my_scene_reaches_every_following_student() -> None:
