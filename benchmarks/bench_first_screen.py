@@ -10,11 +10,11 @@ lesson waits for the student to reach the gate), lets Panel make its Bokeh model
 fresh ``Document`` (``get_root``, what the page's GET runs), and serialises that document
 (what the websocket's PULL-DOC costs), with the process-wide settings and caches a served
 app applies (app/server/panel_tuning.py). Each figure is the median of ``--repeats`` builds after
-warm-up builds; the two pages are interleaved so that drift hits them alike.
+warm-up builds; the pages are interleaved so that drift hits them alike.
 
-This is the yardstick for issue 24's arrival target (≤ 25 ms of server CPU per arriving
-first screen, ≤ 30 Bokeh models). The output is a markdown table for docs/performance.md,
-preceded by the machine it ran on.
+This is the yardstick for issue 24's arrival target (≤ 25 ms of server CPU per arriving first
+screen, ≤ 30 Bokeh models), and for what class mode adds to a student's page. The output is a
+markdown table for docs/performance.md, preceded by the machine it ran on.
 """
 
 from __future__ import annotations
@@ -31,11 +31,38 @@ from bokeh.document import Document
 from panel.io.state import set_curdoc
 
 import app.served.session
+from app.served.classroom import Classroom, Scene
 from app.served.session import Session
 from app.server.panel_tuning import tune_process
 
-PAGES = {"embedded (`?embed=true`)": True, "full page": False}
-"""What is measured, by its row's name: whether the page is the embedded one."""
+CLASS_KEY = "bench-presenter-key"
+
+
+class _Presenter:
+    """A presenter's seat that only listens: what makes a class presented."""
+
+    def class_changed(self) -> None:
+        """Nothing to show."""
+
+    def take_scene(self, scene: Scene) -> None:
+        """A presenter takes no scene."""
+
+
+def _presented_class() -> Classroom:
+    room = Classroom(CLASS_KEY)
+    room.join(_Presenter(), presenter=True)
+    return room
+
+
+PAGES = {
+    "embedded (`?embed=true`)": (True, lambda: Classroom("")),
+    "full page": (False, lambda: Classroom("")),
+    "full page, class mode, nobody presenting": (False, lambda: Classroom(CLASS_KEY)),
+    "full page, a student in a presented class": (False, _presented_class),
+}
+"""What is measured, by its row's name: whether the page is the embedded one, and the
+classroom its session joins (class mode off; on with nobody presenting; presented, so the
+student's page has its class bar)."""
 
 
 @dataclass
@@ -48,12 +75,15 @@ class Timings:
     serialise_ms: list[float] = field(default_factory=list)
 
 
-def measure_once(embed: bool, into: Timings) -> None:
-    """Build one served session's page into a fresh document, then serialise it."""
+def measure_once(embed: bool, classroom: Classroom, into: Timings) -> None:
+    """Build one served session's page into a fresh document, then serialise it. A class
+    seat joins as the page's load would have it join (no page loads here), and leaves."""
     document = Document()
     with set_curdoc(document):
         start = time.perf_counter()
-        session = Session(embed=embed)
+        session = Session(embed=embed, classroom=classroom)
+        if session.seat is not None:
+            session.seat.start()
         built = time.perf_counter()
         document.add_root(session.page.get_root(document))
         rooted = time.perf_counter()
@@ -61,6 +91,8 @@ def measure_once(embed: bool, into: Timings) -> None:
         done = time.perf_counter()
     if session.lesson is not None:
         raise RuntimeError("the first screen was built with its lesson: not as served")
+    if session.seat is not None:
+        session.seat.leave()
     into.models.append(len(document.models))
     into.session_ms.append((built - start) * 1000)
     into.root_ms.append((rooted - built) * 1000)
@@ -70,12 +102,13 @@ def measure_once(embed: bool, into: Timings) -> None:
 def run(repeats: int) -> dict[str, Timings]:
     """Every page's timings: three warm-up builds each, then ``repeats`` rounds, interleaved."""
     results = {name: Timings() for name in PAGES}
-    for embed in PAGES.values():
+    classrooms = {name: make() for name, (_embed, make) in PAGES.items()}
+    for name, (embed, _make) in PAGES.items():
         for _ in range(3):
-            measure_once(embed, Timings())
+            measure_once(embed, classrooms[name], Timings())
     for _ in range(repeats):
-        for name, embed in PAGES.items():
-            measure_once(embed, results[name])
+        for name, (embed, _make) in PAGES.items():
+            measure_once(embed, classrooms[name], results[name])
     return results
 
 
