@@ -468,8 +468,9 @@ def answers(url: str) -> bool:
         return False
 
 
-def start_server(num_procs: int | None, log_path: Path) -> Server:
-    """Start ``sdpa-sim`` on a free loopback port and wait until the page answers."""
+def start_server(num_procs: int | None, log_path: Path, arguments: Sequence[str] = ()) -> Server:
+    """Start ``sdpa-sim`` on a free loopback port, with ``arguments`` added to its command
+    line, and wait until the page answers."""
     port = free_port()
     script = Path(sys.executable).parent / "sdpa-sim"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "app.server.cli"]
@@ -478,6 +479,7 @@ def start_server(num_procs: int | None, log_path: Path) -> Server:
     # 0 is a request too (one worker per core), not "no option": pass on any number given.
     if num_procs is not None:
         command += ["--num-procs", str(num_procs)]
+    command += list(arguments)
     log = log_path.open("wb")
     process = subprocess.Popen(
         command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env={**os.environ}
