@@ -1,6 +1,9 @@
 """One session's seat in the class: its class bar, and the scenes between its state and the
 process's classroom (app/served/classroom.py).
 
+A student's checked quiz answers count in the class (:meth:`ClassSeat.answer`); the bar
+shows the counts to the presenter, and to the students once the presenter shows them.
+
 A presenter's seat sends the presenter's scene when **Send my scene** is pressed and, while
 **Students follow me** is on, after each of the presenter's moves (the moves of one tick
 fold into one scene). A student's seat takes the scenes the classroom delivers while its
@@ -13,15 +16,24 @@ fold into the last one.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import param
 
+from app.page.views.quiz import TALLY, tally_choice
 from app.served.classroom import Classroom, Scene
 from app.served.components.class_bar import PRESENTER, STUDENT, ClassBar
 from app.served.ticks import Later
 from app.simulation.spec import CONTROL_NAMES
 from app.simulation.state import SimulationState
+
+QUESTION_CHOICES = {question: table["choices"] for question, table in TALLY.items()}
+"""Each question's choices, which the counts cover (zeros included)."""
+
+ANSWER_INTERVAL_S = 0.5
+"""The shortest time between two answers of a session that count: a page that sends more
+(a held Enter key, a script) has the rest ignored; its own page still grades each."""
 
 
 class ClassSeat:
@@ -38,6 +50,7 @@ class ClassSeat:
         presenter: bool,
         defer: Later,
         show_bar: Callable[[ClassBar], None],
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.classroom = classroom
         self.state = state
@@ -54,6 +67,9 @@ class ClassSeat:
         self._class_due = False
         self._moves_due = False
         self._applying = False
+        self.clock = clock
+        """What the seat reads the time from (the answers' interval)."""
+        self._last_answer = -ANSWER_INTERVAL_S
         state.param.watch(self._on_state, [*CONTROL_NAMES, "preset"])
 
     def start(self) -> None:
@@ -72,6 +88,19 @@ class ClassSeat:
     def leave(self) -> None:
         """The session's page closed: leave the classroom."""
         self.classroom.leave(self)
+
+    def answer(self, question: object, answer: object) -> bool:
+        """The student checked ``answer`` to ``question`` (untrusted, from the page): count
+        it in the class as the choice it grades to; False if it counts as nothing (not a
+        student's, malformed, empty, or within :data:`ANSWER_INTERVAL_S` of the last)."""
+        if self.presenter:
+            return False
+        choice = tally_choice(question, answer)
+        now = self.clock()
+        if choice is None or now - self._last_answer < ANSWER_INTERVAL_S:
+            return False
+        self._last_answer = now
+        return self.classroom.record_answer(self, str(question), choice)
 
     # What the classroom calls (from any session's tick) --------------------------------
 
@@ -94,10 +123,13 @@ class ClassSeat:
     def _show_class(self) -> None:
         self._class_due = False
         classroom = self.classroom
+        shown = self.presenter or classroom.revealed
         values = {
             "students": classroom.students,
             "presented": classroom.presented,
             "live": classroom.live,
+            "revealed": classroom.revealed,
+            "answers": classroom.answer_counts(QUESTION_CHOICES) if shown else {},
         }
         if self.bar is not None:
             self.bar.param.update(**values)
@@ -106,7 +138,8 @@ class ClassSeat:
                 role=PRESENTER if self.presenter else STUDENT, following=self.following, **values
             )
             self.bar.param.watch(
-                self._on_bar, ["live", "send_presses", "following", "back_presses"]
+                self._on_bar,
+                ["live", "send_presses", "revealed", "reset_presses", "following", "back_presses"],
             )
             self._show_bar(self.bar)
 
@@ -154,6 +187,10 @@ class ClassSeat:
                 self.classroom.follow_live(self, bool(event.new))
                 if event.new:
                     self._reached(self.classroom.send_scene(self, self.scene()))
+            elif event.name == "revealed":
+                self.classroom.reveal(self, bool(event.new))
+            elif event.name == "reset_presses":
+                self.classroom.reset_answers(self)
             elif event.name == "following":
                 self.following = bool(event.new)
                 if event.new:

@@ -7,6 +7,11 @@ process is a student's. The presenter's page can send its scene to the class at 
 have the class follow each of its moves; a student's session takes a scene only while its
 student follows (:class:`app.served.session.Session` decides, the classroom only delivers).
 
+The class's quiz answers are counted per question and choice (the choice an answer counts as,
+graded on the server), anonymously: a student's last answer to each question, dropped when
+the student leaves. The presenter sees the counts; the students once the presenter shows
+them.
+
 The classroom holds sessions, never their pages: it calls a member's methods on the
 presenter's event-loop tick, and each session moves its own page on its own next tick (the
 scenes that arrive in between fold into the last one). Nothing is kept of a student beyond
@@ -91,6 +96,11 @@ class Classroom:
         instructor's scene takes; None before the first."""
         self.live = False
         """Whether the class follows each of the presenter's moves."""
+        self.revealed = False
+        """Whether the students see the class's answers (the presenter always does)."""
+        self._answers: dict[ClassMember, dict[str, str]] = {}
+        """Each student's last answer per question, as the choice it counts as; dropped when
+        the student leaves."""
 
     @property
     def enabled(self) -> bool:
@@ -132,11 +142,12 @@ class Classroom:
         if member in self._presenters:
             self._presenters.remove(member)
             if not self._presenters:
-                self.live = False
+                self.live = self.revealed = False
             self._tell(presenters_only=self.presented)
         elif member in self._students:
             self._students.remove(member)
-            self._tell(presenters_only=True)
+            answered = self._answers.pop(member, None)
+            self._tell(presenters_only=not (answered and self.revealed))
 
     def send_scene(self, presenter: ClassMember, scene: Scene) -> int:
         """Send ``scene`` from ``presenter`` to every student; return how many it reached
@@ -157,6 +168,37 @@ class Classroom:
     def presenter_moved(self, presenter: ClassMember, scene: Scene) -> int:
         """A presenter's controls changed: while the class follows live, send the scene."""
         return self.send_scene(presenter, scene) if self.live else 0
+
+    def record_answer(self, student: ClassMember, question: str, choice: str) -> bool:
+        """Count ``student``'s answer to ``question`` as ``choice`` (its last answer to a
+        question replaces the one before); False if ``student`` is not one."""
+        if student not in self._students:
+            return False
+        self._answers.setdefault(student, {})[question] = choice
+        self._tell(presenters_only=not self.revealed)
+        return True
+
+    def answer_counts(self, questions: Mapping[str, Mapping[str, object]]) -> dict:
+        """How many students' last answers count as each choice of each question, for every
+        question and choice of ``questions`` (``{question: {choice: …}}``), zeros included."""
+        counts = {question: dict.fromkeys(choices, 0) for question, choices in questions.items()}
+        for answers in self._answers.values():
+            for question, choice in answers.items():
+                if choice in counts.get(question, {}):
+                    counts[question][choice] += 1
+        return counts
+
+    def reset_answers(self, presenter: ClassMember) -> None:
+        """Forget every answer (a presenter's Reset)."""
+        if presenter in self._presenters:
+            self._answers.clear()
+            self._tell(presenters_only=not self.revealed)
+
+    def reveal(self, presenter: ClassMember, shown: bool) -> None:
+        """Show the students the class's answers, or hide them (a presenter's switch)."""
+        if presenter in self._presenters and self.revealed != bool(shown):
+            self.revealed = bool(shown)
+            self._tell(presenters_only=False)
 
     def _tell(self, *, presenters_only: bool) -> None:
         members = self._presenters if presenters_only else self._presenters + self._students

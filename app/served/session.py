@@ -220,6 +220,8 @@ class Session:
             self.lesson = LessonSections(self.model, dark=self.layout.dark)
             drawn = self.lesson.drawn
             drawn.on_pick_row = self.choose_row
+            if self.seat is not None:
+                drawn.on_quiz_answer = self.seat.answer
             if self.channel is not None:
                 drawn.channel = self.channel
                 drawn.param.update(channel_key=self.channel.key, channel_target=LESSON_TARGET)

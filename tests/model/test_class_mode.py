@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.page.views.quiz import TALLY, tally_choice
 from app.served.classroom import (
     MAX_KEY_LENGTH,
     PRESENT_PARAMETER,
@@ -193,3 +194,105 @@ def test_the_class_bar_words_are_complete() -> None:
     for key in ("students_many", "sent_many"):
         assert "{count}" in bar.texts[key]
     assert all(isinstance(text, str) and text for text in bar.texts.values())
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "choice"),
+    [
+        ("divisor", "8", "right"),
+        ("divisor", " 8.0 ", "right"),
+        ("divisor", "64", "wrong"),
+        ("divisor", "", None),
+        ("sqrt", "np.sqrt", "right"),
+        ("sqrt", "log", "wrong"),
+        ("matching", {"d16": "sqrt4", "d64": "sqrt8", "large": "one_hot", "std": "about_one"}, "4"),
+        ("matching", {"d16": "sqrt8"}, "0"),
+        ("matching", {"d16": "sqrt4", "std": "about_one"}, "2"),
+        ("matching", {}, None),
+        ("matching", {f"k{i}": "x" for i in range(5)}, None),
+        ("matching", {"d16": 4}, None),
+        ("divisor", "8" * 33, None),
+        ("divisor", 8, None),
+        ("nope", "8", None),
+        (None, None, None),
+    ],
+)
+def test_an_answer_counts_as_what_it_grades_to(question, answer, choice) -> None:
+    assert tally_choice(question, answer) == choice
+    if choice is not None:
+        assert choice in TALLY[question]["choices"]
+
+
+@given(
+    st.one_of(st.none(), st.text(max_size=5)),
+    st.recursive(
+        st.text(max_size=40),
+        lambda c: st.dictionaries(st.text(max_size=8), c, max_size=6),
+        max_leaves=8,
+    ),
+)
+def test_no_answer_breaks_the_tally(question, answer) -> None:
+    choice = tally_choice(question, answer)
+    assert choice is None or choice in TALLY[question]["choices"]
+
+
+class _Clock:
+    """A clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_class_answers_are_counted_once_per_student_and_shown_when_revealed() -> None:
+    _room, presenter, (first, second) = _class(2)
+    clock = _Clock()
+    for student in (first, second):
+        student.seat.clock = clock
+    assert first.seat.answer("divisor", "64")
+    clock.now += 1
+    assert first.seat.answer("divisor", "8")  # the last answer counts
+    assert second.seat.answer("divisor", "8")
+    assert not second.seat.answer("sqrt", "sqrt")  # within the interval: not counted
+    clock.now += 1
+    assert second.seat.answer("sqrt", "sqrt")
+    counts = presenter.seat.bar.answers
+    assert counts["divisor"] == {"right": 2, "wrong": 0}
+    assert counts["sqrt"] == {"right": 1, "wrong": 0}
+    assert sum(counts["matching"].values()) == 0
+    assert first.seat.bar.answers == {} and not first.seat.bar.revealed
+    presenter.seat.bar.revealed = True
+    assert first.seat.bar.revealed and first.seat.bar.answers == counts
+    second.seat.leave()
+    assert presenter.seat.bar.answers["divisor"] == {"right": 1, "wrong": 0}
+    presenter.seat.bar.reset_presses = 1
+    assert presenter.seat.bar.answers["divisor"] == {"right": 0, "wrong": 0}
+    assert not presenter.seat.answer("divisor", "8")  # a presenter's answer is no student's
+
+
+def test_quiz_answers_reach_the_class_through_the_lesson() -> None:
+    """The lesson component hands a page's quiz message to the seat; malformed messages
+    count as nothing."""
+    _room, presenter, (student,) = _class(1)
+    drawn = student.lesson.drawn
+    for message in (
+        {"quiz": "8"},
+        {"quiz": {"question": "divisor"}},
+        {"quiz": {"question": ["divisor"], "answer": "8"}},
+        {"quiz": {"question": "divisor", "answer": {"x": "8"}}},
+    ):
+        drawn.take_message(message)
+    assert presenter.seat.bar.answers["divisor"] == {"right": 0, "wrong": 0}
+    drawn.take_message({"quiz": {"question": "divisor", "answer": "8"}})
+    assert presenter.seat.bar.answers["divisor"] == {"right": 1, "wrong": 0}
+
+
+def test_a_students_page_cannot_show_or_reset_the_answers() -> None:
+    _room, presenter, (student,) = _class(1)
+    assert student.seat.bar is not None
+    assert not student.seat.bar.accepts_from_page("revealed", True)
+    assert not student.seat.bar.accepts_from_page("reset_presses", 1)
+    assert presenter.seat.bar.accepts_from_page("revealed", True)
+    assert not presenter.seat.bar.accepts_from_page("revealed", "true")

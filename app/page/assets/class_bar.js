@@ -27,6 +27,58 @@ function plainButton(text, className) {
   return button;
 }
 
+/**
+ * The class's answers: per question a small bar chart, each choice's label, bar and count
+ * (the bars are drawn, the counts are read), and how many answered.
+ */
+function answersBlock(model) {
+  const texts = model.texts;
+  const block = document.createElement("div");
+  block.className = "sdpa-class-answers";
+  const heading = document.createElement("h3");
+  heading.textContent = texts.answers;
+  const show = () => {
+    const charts = Object.entries(model.questions).map(([key, question]) => {
+      const counts = model.answers[key] ?? {};
+      const values = Object.keys(question.choices).map((choice) => counts[choice] ?? 0);
+      const most = Math.max(1, ...values);
+      const total = values.reduce((sum, value) => sum + value, 0);
+      const chart = document.createElement("figure");
+      chart.className = "sdpa-class-question";
+      chart.dataset.question = key;
+      const caption = document.createElement("figcaption");
+      caption.textContent = `${question.title} (${say(texts, "answered", total)})`;
+      const list = document.createElement("ul");
+      Object.entries(question.choices).forEach(([choice, label], index) => {
+        const item = document.createElement("li");
+        item.className = "sdpa-class-choice";
+        item.dataset.choice = choice;
+        const name = document.createElement("span");
+        name.textContent = label;
+        const track = document.createElement("span");
+        track.className = "sdpa-class-track";
+        track.setAttribute("aria-hidden", "true");
+        const fill = document.createElement("span");
+        fill.className = "sdpa-class-fill";
+        fill.style.display = "block";
+        fill.style.width = `${(100 * values[index]) / most}%`;
+        track.append(fill);
+        const count = document.createElement("span");
+        count.className = "sdpa-class-count";
+        count.textContent = String(values[index]);
+        item.append(name, track, count);
+        list.append(item);
+      });
+      chart.append(caption, list);
+      return chart;
+    });
+    block.replaceChildren(heading, ...charts);
+  };
+  model.on("answers", show);
+  show();
+  return block;
+}
+
 function presenterBar(model, bar, title, detail) {
   const texts = model.texts;
   const send = plainButton(texts.send, "sdpa-class-send");
@@ -48,7 +100,20 @@ function presenterBar(model, bar, title, detail) {
   };
   for (const name of ["students", "reached", "live"]) model.on(name, show);
   show();
-  bar.append(send, label);
+  const reveal = labelledSwitch(texts.reveal);
+  reveal.input.className = "sdpa-class-reveal";
+  reveal.input.checked = model.revealed;
+  reveal.input.addEventListener("change", () => {
+    model.revealed = reveal.input.checked;
+  });
+  model.on("revealed", () => {
+    reveal.input.checked = model.revealed;
+  });
+  const reset = plainButton(texts.reset, "sdpa-class-reset");
+  reset.addEventListener("click", () => {
+    model.reset_presses = model.reset_presses + 1;
+  });
+  bar.append(send, label, answersBlock(model), reveal.label, reset);
 }
 
 function studentBar(model, bar, title, detail) {
@@ -70,9 +135,15 @@ function studentBar(model, bar, title, detail) {
     input.checked = following;
     back.hidden = following;
   };
+  const answers = answersBlock(model);
+  const showAnswers = () => {
+    answers.hidden = !model.revealed;
+  };
   for (const name of ["presented", "following"]) model.on(name, show);
+  model.on("revealed", showAnswers);
   show();
-  bar.append(label, back);
+  showAnswers();
+  bar.append(label, back, answers);
 }
 
 export function render({ model, el }) {

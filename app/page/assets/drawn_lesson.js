@@ -61,7 +61,13 @@ export function render({ model, el }) {
   (globalThis.SdpaDrawnLessons ??= []).push(record);
 
   if (box.querySelector("#sdpa-worked-switch")) LessonDrawing.listenToWorkedSwitch(box);
-  if (box.querySelector("#sdpa-quiz")) LessonDrawing.listenToQuiz(box, config.quiz, config.query);
+  if (box.querySelector("#sdpa-quiz")) {
+    // Each answer checked goes to the session too: in class mode it counts the class's.
+    LessonDrawing.listenToQuiz(box, config.quiz, config.query, (question, answer) => {
+      const message = { quiz: { question, answer } };
+      if (!SdpaChannel.send(key, target, message)) model.send_msg(message);
+    });
+  }
   for (const button of box.querySelectorAll("button[data-lazy]")) lazySection(model, box, button);
   const trainingBox = box.querySelector(".sdpa-training");
   const training = trainingBox ? new ServedTraining(model, trainingBox, config.dark_theme) : null;

@@ -182,9 +182,10 @@
   /**
    * The quiz under `scope` (app.page.lesson.quiz_html's markup): Check, or Enter in an
    * answer box, grades a question with `spec` (quiz_spec) and the query's `rules`, and
-   * shows why in the question's feedback box.
+   * shows why in the question's feedback box; `onAnswer(question, answer)`, if given, hears
+   * each answer checked (the served page counts a class's answers).
    */
-  function listenToQuiz(scope, spec, rules) {
+  function listenToQuiz(scope, spec, rules, onAnswer) {
     const quiz = scope.querySelector("#sdpa-quiz");
     const show = (button, result) => {
       const box = button.closest(".quiz-question").querySelector(".quiz-feedback");
@@ -206,10 +207,12 @@
           box.setAttribute("aria-invalid", String(wrong));
         }
         show(button, result);
+        onAnswer?.(question, answers);
         return;
       }
       const answer = within.querySelector("input").value;
       show(button, lesson.answerFeedback(question, answer, spec, rules));
+      onAnswer?.(question, answer);
     };
     for (const button of quiz.querySelectorAll("button[data-check]")) {
       button.addEventListener("click", () => check(button));

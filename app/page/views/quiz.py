@@ -194,3 +194,49 @@ def matching_feedback(answers: Mapping[str, object]) -> Feedback:
         template.title.format(right=right, total=len(MATCH_ITEMS)),
         template.message.format(wrong=wrong),
     )
+
+
+QUESTIONS = ("divisor", "sqrt", "matching")
+"""The quiz's questions by the key both pages give them (``data-check``), in order."""
+
+TALLY = {
+    "divisor": {
+        "title": "1. Divisor when d_k = 64",
+        "choices": {"right": "8 (right)", "wrong": "another answer"},
+    },
+    "sqrt": {
+        "title": "2. Missing NumPy function",
+        "choices": {"right": "sqrt (right)", "wrong": "another answer"},
+    },
+    "matching": {
+        "title": "3. Matching",
+        "choices": {
+            str(right): (
+                "all four match" if right == len(MATCH_ITEMS) else f"{right} of {len(MATCH_ITEMS)}"
+            )
+            for right in range(len(MATCH_ITEMS), -1, -1)
+        },
+    },
+}
+"""How a class's answers are counted (class mode): each question's title and the choices
+an answer counts as, by key, with their labels; question 3 counts how many items match."""
+
+
+def tally_choice(question: object, answer: object) -> str | None:
+    """The choice of :data:`TALLY` an untrusted answer to ``question`` counts as (graded
+    here, as the page grades it), or None when it counts as nothing: an unknown question,
+    an empty or malformed answer. Never raises."""
+    if question in ("divisor", "sqrt"):
+        if _clean(answer) in (None, ""):
+            return None
+        check = check_divisor if question == "divisor" else check_sqrt_blank
+        return "right" if check(answer) else "wrong"
+    if question != "matching" or not isinstance(answer, Mapping):
+        return None
+    if len(answer) > len(MATCH_ITEMS) or not all(
+        isinstance(key, str) and _clean(value) is not None for key, value in answer.items()
+    ):
+        return None
+    if not any(answer.get(item.key) for item in MATCH_ITEMS):
+        return None
+    return str(sum(check_matching(answer).values()))

@@ -17,6 +17,7 @@ from panel.custom import JSComponent
 
 from app.compat import CheckedPageChanges
 from app.page import ASSETS
+from app.page.views.quiz import TALLY
 
 PRESENTER = "presenter"
 STUDENT = "student"
@@ -36,8 +37,16 @@ CLASS_TEXTS = {
     "exploring_detail": "You moved a control, so the instructor's moves no longer change yours.",
     "follow": "Follow the instructor",
     "back": "Back to the instructor's scene",
+    "answers": "The class's answers",
+    "answered": "{count} answered",
+    "reveal": "Show the class the answers",
+    "reset": "Reset answers",
 }
 """Every word of the class bar, for both roles (``{count}`` is filled on the page)."""
+
+PRESENTER_PROPERTIES = ("live", "send_presses", "revealed", "reset_presses")
+STUDENT_PROPERTIES = ("following", "back_presses")
+"""What each role's page may change on its bar."""
 
 PRESS_LIMIT = 2**31 - 1
 """The largest press count a page may report (a counter, not a payload)."""
@@ -68,6 +77,21 @@ CLASS_BAR_CSS = """
 }
 .sdpa-class label { display: inline-flex; align-items: center; gap: 6px; cursor: pointer; }
 .sdpa-class input[type="checkbox"] { width: 18px; height: 18px; margin: 0; }
+.sdpa-class-answers { flex: 1 1 100%; display: flex; flex-wrap: wrap; gap: 8px 24px; }
+.sdpa-class-answers[hidden] { display: none; }
+.sdpa-class-answers h3 { flex: 1 1 100%; margin: 4px 0 0; font-size: 15px; font-weight: 500; }
+.sdpa-class-question { flex: 1 1 240px; margin: 0; }
+.sdpa-class-question figcaption { font-weight: 500; margin-bottom: 2px; }
+.sdpa-class-question ul { list-style: none; margin: 0; padding: 0; }
+.sdpa-class-choice {
+  display: grid; grid-template-columns: 9em 1fr 2.5em; align-items: center; gap: 6px;
+  font-size: 14px;
+}
+.sdpa-class-track { height: 10px; background: var(--sdpa-paper, #fff); border-radius: 2px; }
+.sdpa-class-fill {
+  height: 100%; border-radius: 2px; background: var(--sdpa-accent-border, #1565c0);
+}
+.sdpa-class-count { text-align: right; font-variant-numeric: tabular-nums; }
 """
 """The bar's look: an info box (the dark theme's colours come from app/page/theme.py)."""
 
@@ -77,7 +101,14 @@ class ClassBar(CheckedPageChanges, JSComponent):
     (``role="student"``), drawn by class_bar.js; hidden on a student's page while no class
     is presented."""
 
-    page_properties = ("live", "send_presses", "following", "back_presses")
+    page_properties = (
+        "live",
+        "send_presses",
+        "revealed",
+        "reset_presses",
+        "following",
+        "back_presses",
+    )
 
     role = param.Selector(
         default=STUDENT, objects=[PRESENTER, STUDENT], doc="Whose page the bar is on."
@@ -107,7 +138,21 @@ class ClassBar(CheckedPageChanges, JSComponent):
         bounds=(0, PRESS_LIMIT),
         doc="How many times Back to the instructor's scene was pressed.",
     )
+    answers = param.Dict(
+        default={},
+        doc="How many students' last answers count as each choice of each question "
+        "(``{question: {choice: count}}``): the presenter's always, a student's once shown.",
+    )
+    revealed = param.Boolean(
+        default=False, doc="Whether the students see the class's answers (the presenter's switch)."
+    )
+    reset_presses = param.Integer(
+        default=0, bounds=(0, PRESS_LIMIT), doc="How many times Reset answers was pressed."
+    )
     texts = param.Dict(default=CLASS_TEXTS, doc="The bar's words (CLASS_TEXTS).")
+    questions = param.Dict(
+        default=TALLY, doc="Each question's title and choices' labels (quiz.TALLY)."
+    )
 
     _esm = ASSETS / "class_bar.js"
     _stylesheets: ClassVar[list[str]] = [CLASS_BAR_CSS]
@@ -118,12 +163,12 @@ class ClassBar(CheckedPageChanges, JSComponent):
         super().__init__(**params)
 
     def accepts_from_page(self, name: str, value: object) -> bool:
-        """A page changes only its own role's properties: the presenter's ``live`` and
-        ``send_presses``, a student's ``following`` and ``back_presses``; a switch's value
-        is a boolean and a press count a whole number in range."""
-        own = ("live", "send_presses") if self.role == PRESENTER else ("following", "back_presses")
+        """A page changes only its own role's properties (:data:`PRESENTER_PROPERTIES`,
+        :data:`STUDENT_PROPERTIES`); a switch's value is a boolean and a press count a whole
+        number in range."""
+        own = PRESENTER_PROPERTIES if self.role == PRESENTER else STUDENT_PROPERTIES
         if name not in own:
             return False
-        if name in ("live", "following"):
+        if name in ("live", "revealed", "following"):
             return isinstance(value, bool)
         return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= PRESS_LIMIT

@@ -313,6 +313,8 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         """Draw ``sections`` of ``model`` in order, each lazy section's button after the
         section ``lazy`` gives it (after them all for one not drawn here)."""
         self.on_pick_row: Callable[[int], None] | None = None
+        self.on_quiz_answer: Callable[[str, object], None] | None = None
+        """Hears each quiz answer the page checked (class mode counts them), untrusted."""
         """Called with the query the row box asks for, within the state's bounds."""
         self._model = model
         self._parts = NUMBER_PARTS if "why" in sections else frozenset()
@@ -409,9 +411,15 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         ``{"row_input": value}``, the row box's value; ``{"training": "train"}`` or
         ``{"training": "stop"}``, a press on the training section's button;
         ``{"assumptions": message}``, one for the assumptions section (a control's move, a
-        download asked for), once it is built."""
+        download asked for), once it is built; ``{"quiz": {"question", "answer"}}``, an
+        answer the page checked (to ``on_quiz_answer``, untrusted)."""
         if isinstance(msg, dict) and "training" in msg:
             self._press_training(msg["training"])
+            return
+        if isinstance(msg, dict) and "quiz" in msg:
+            answer = msg["quiz"]
+            if isinstance(answer, dict) and self.on_quiz_answer is not None:
+                self.on_quiz_answer(answer.get("question"), answer.get("answer"))
             return
         if isinstance(msg, dict) and "assumptions" in msg:
             view = self._section_view("assumptions")
