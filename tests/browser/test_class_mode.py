@@ -2,7 +2,8 @@
 
 The presenter sends a scene, both students take it; one student explores on their own and
 the next scene passes them by while the other follows; going back takes the instructor's
-scene; with Students follow me on, a presenter's move reaches the follower by itself. The
+scene; with Students follow me on, a presenter's move reaches the follower by itself; a
+student's quiz answer shows in the presenter's chart, and in the class's once revealed. The
 class bar is axe-clean on both roles' pages, light and dark.
 """
 
@@ -17,6 +18,7 @@ from browser_support import FIGURES_HELPER_JS, AppServer, start_server, stop_ser
 from conftest import PAGE_TIMEOUT_MS, WIDE, AppPage
 from playwright.sync_api import Browser, expect
 
+from app.page.views.quiz import DIVISOR_LABEL
 from app.served.classroom import PRESENT_PARAMETER, PRESENTER_KEY_ENV
 from app.served.components.class_bar import CLASS_TEXTS
 from app.simulation.spec import CONTROL_BY_NAME
@@ -99,6 +101,26 @@ def test_a_presenter_and_two_students(chromium: Browser, class_server: AppServer
         live.check()
         presenter.press(D_K, "ArrowRight")
         follower.wait_url(d_k=presenter.page.url.split("d_k=")[1].split("&")[0])
+
+        # A question: the follower answers in the lesson; the presenter's chart counts it,
+        # and the class sees the counts once the presenter shows them.
+        follower.open_lesson()
+        box = follower.page.get_by_label(DIVISOR_LABEL)
+        box.fill("8")
+        box.press("Enter")
+        right = panel.locator('[data-question="divisor"] [data-choice="right"] .sdpa-class-count')
+        expect(right).to_have_text("1")
+        student_answers = _class_bar(explorer).locator(".sdpa-class-answers")
+        expect(student_answers).to_be_hidden()
+        panel.get_by_role("switch", name=CLASS_TEXTS["reveal"]).check()
+        expect(student_answers).to_be_visible()
+        expect(
+            student_answers.locator(
+                '[data-question="divisor"] [data-choice="right"] .sdpa-class-count'
+            )
+        ).to_have_text("1")
+        panel.get_by_role("button", name=CLASS_TEXTS["reset"]).click()
+        expect(right).to_have_text("0")
 
         problems = [problem for app in pages for problem in app.problems]
         assert problems == []

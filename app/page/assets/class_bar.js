@@ -35,7 +35,7 @@ function answersBlock(model) {
   const texts = model.texts;
   const block = document.createElement("div");
   block.className = "sdpa-class-answers";
-  const heading = document.createElement("h3");
+  const heading = document.createElement("h2");
   heading.textContent = texts.answers;
   const show = () => {
     const charts = Object.entries(model.questions).map(([key, question]) => {

@@ -79,7 +79,7 @@ CLASS_BAR_CSS = """
 .sdpa-class input[type="checkbox"] { width: 18px; height: 18px; margin: 0; }
 .sdpa-class-answers { flex: 1 1 100%; display: flex; flex-wrap: wrap; gap: 8px 24px; }
 .sdpa-class-answers[hidden] { display: none; }
-.sdpa-class-answers h3 { flex: 1 1 100%; margin: 4px 0 0; font-size: 15px; font-weight: 500; }
+.sdpa-class-answers h2 { flex: 1 1 100%; margin: 4px 0 0; font-size: 15px; font-weight: 500; }
 .sdpa-class-question { flex: 1 1 240px; margin: 0; }
 .sdpa-class-question figcaption { font-weight: 500; margin-bottom: 2px; }
 .sdpa-class-question ul { list-style: none; margin: 0; padding: 0; }
