@@ -10,7 +10,9 @@
 # and Debian's nodejs when `node` is missing (the offline page's JavaScript kernel is tested
 # against the core under Node) and Debian's npm when `npm` is missing, and Debian's nginx
 # when it is missing (tests/proxy runs two app processes behind it with deploy/nginx.conf;
-# the tests start their own nginx on a loopback port, not the system service), installs
+# the tests start their own nginx on a loopback port, not the system service), and Debian's
+# redis-server (tests/proxy's class mode runs its processes over a Redis of its own on a
+# loopback port, not the system service), installs
 # the npm packages package-lock.json pins (axe-core, which the accessibility tests inject
 # into both pages) with `npm ci` when node_modules lacks them or holds other versions,
 # checks lint and format with ruff, and runs pytest with any arguments given.
@@ -26,6 +28,7 @@ missing=()
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+command -v redis-server >/dev/null || missing+=(redis-server)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing Debian's ${missing[*]} for the browser, JavaScript kernel and proxy tests"
   sudo_cmd=""

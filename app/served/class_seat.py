@@ -25,6 +25,7 @@ from app.page.views.quiz import TALLY, tally_choice
 from app.served.classroom import Classroom, Scene
 from app.served.components.class_bar import PRESENTER, STUDENT, ClassBar
 from app.served.ticks import Later
+from app.simulation.presets import PRESETS
 from app.simulation.spec import CONTROL_NAMES
 from app.simulation.state import SimulationState
 
@@ -129,11 +130,12 @@ class ClassSeat:
             "presented": classroom.presented,
             "live": classroom.live,
             "revealed": classroom.revealed,
+            "bus_down": classroom.bus_connected is False,
             "answers": classroom.answer_counts(QUESTION_CHOICES) if shown else {},
         }
         if self.bar is not None:
             self.bar.param.update(**values)
-        elif self.presenter or classroom.presented:
+        elif self.presenter or classroom.presented or values["bus_down"]:
             self.bar = ClassBar(
                 role=PRESENTER if self.presenter else STUDENT, following=self.following, **values
             )
@@ -153,11 +155,26 @@ class ClassSeat:
         scene, self._scene_waiting = self._scene_waiting, None
         if scene is None or self.presenter or not self.following:
             return
+        values = self._checked_scene(scene)
         self._applying = True
         try:
-            self.state.param.update(**scene)
+            self.state.param.update(**values)
         finally:
             self._applying = False
+
+    def _checked_scene(self, scene: Scene) -> dict[str, object]:
+        # A scene from another process has crossed the bus as JSON: each value goes
+        # through the state's own checks, as a page's would.
+        values = {}
+        for name, value in scene.items():
+            if name in CONTROL_NAMES:
+                checked = self.state.coerce(name, value)
+                if checked is not None:
+                    values[name] = checked
+        preset = scene.get("preset")
+        if preset == "" or (isinstance(preset, str) and preset in PRESETS):
+            values["preset"] = preset
+        return values
 
     def _on_state(self, *events: param.parameterized.Event) -> None:
         if self._applying:

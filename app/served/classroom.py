@@ -24,8 +24,9 @@ import functools
 import hmac
 import os
 import secrets
-from collections.abc import Mapping
-from typing import Protocol
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 PRESENTER_KEY_ENV = "SDPA_SIM_PRESENTER_KEY"
 """The environment variable that gives the app's processes the presenter key (``sdpa-sim``
@@ -33,6 +34,12 @@ sets it; without it, plain ``panel serve`` has no class mode)."""
 
 PRESENT_PARAMETER = "present"
 """The query parameter of the presenter link."""
+
+HEARTBEAT_S = 1.0
+"""How often a process on the class bus publishes its status even when nothing changed."""
+
+SILENT_AFTER_S = 3.5
+"""A process whose last status on the bus is older than this counts as gone."""
 
 MIN_KEY_LENGTH = 12
 """The shortest presenter key ``--presenter-key`` takes: a key short enough to guess would
@@ -80,8 +87,17 @@ def checked_presenter_key(key: str) -> str:
     return key
 
 
+class ClassBus(Protocol):
+    """What a classroom publishes through (app/served/class_bus.py's RedisBus)."""
+
+    def publish(self, payload: dict[str, Any]) -> None:
+        """Send ``payload`` to the class's other processes."""
+        ...
+
+
 class Classroom:
-    """The sessions of one process, the presenters among them, and the last scene sent.
+    """The sessions of one process, the presenters among them, and the last scene sent;
+    with a bus (:meth:`connect`), the class across the processes that share it.
 
     ``presenter_key`` is the key a presenter link carries; empty, nobody presents and the
     classroom stays empty (sessions do not join it).
@@ -94,13 +110,18 @@ class Classroom:
         self.scene: Scene | None = None
         """The last scene a presenter sent, which a student who goes back to the
         instructor's scene takes; None before the first."""
-        self.live = False
-        """Whether the class follows each of the presenter's moves."""
-        self.revealed = False
-        """Whether the students see the class's answers (the presenter always does)."""
+        self._live = False
+        self._revealed = False
         self._answers: dict[ClassMember, dict[str, str]] = {}
         """Each student's last answer per question, as the choice it counts as; dropped when
         the student leaves."""
+        self._bus: ClassBus | None = None
+        self._call_soon: Callable[..., None] | None = None
+        self._others: dict[str, tuple[dict[str, Any], float]] = {}
+        """The other processes' last status on the bus, by origin, and when it came."""
+        self._status_due = False
+        self.bus_connected: bool | None = None
+        """Whether the class bus is reachable now; None without a bus."""
 
     @property
     def enabled(self) -> bool:
@@ -118,15 +139,54 @@ class Classroom:
             return False
         return hmac.compare_digest(given, self._key)
 
+    # The class as the pages see it: this process and the others on the bus --------------
+
+    def _fresh_others(self) -> list[dict[str, Any]]:
+        now = time.monotonic()
+        return [status for status, seen in self._others.values() if now - seen < SILENT_AFTER_S]
+
     @property
     def students(self) -> int:
-        """How many students' sessions are connected."""
-        return len(self._students)
+        """How many students' pages are connected, in every process of the class."""
+        return len(self._students) + sum(other["students"] for other in self._fresh_others())
 
     @property
     def presented(self) -> bool:
-        """Whether a presenter's page is connected."""
-        return bool(self._presenters)
+        """Whether a presenter's page is connected, in any process of the class."""
+        return bool(self._presenters) or any(o["presenters"] for o in self._fresh_others())
+
+    @property
+    def live(self) -> bool:
+        """Whether the class follows each of a presenter's moves."""
+        return self._live or any(other["live"] for other in self._fresh_others())
+
+    @property
+    def revealed(self) -> bool:
+        """Whether the students see the class's answers (the presenters always do)."""
+        return self._revealed or any(other["revealed"] for other in self._fresh_others())
+
+    def answer_counts(self, questions: Mapping[str, Mapping[str, object]]) -> dict:
+        """How many students' last answers count as each choice of each question, in every
+        process of the class, for every question and choice of ``questions``
+        (``{question: {choice: …}}``), zeros included."""
+        counts = {question: dict.fromkeys(choices, 0) for question, choices in questions.items()}
+        tallies = [self._local_tally(), *(other["tally"] for other in self._fresh_others())]
+        for tally in tallies:
+            for question, chosen in tally.items():
+                for choice, count in chosen.items():
+                    if choice in counts.get(question, {}):
+                        counts[question][choice] += count
+        return counts
+
+    def _local_tally(self) -> dict[str, dict[str, int]]:
+        tally: dict[str, dict[str, int]] = {}
+        for answers in self._answers.values():
+            for question, choice in answers.items():
+                chosen = tally.setdefault(question, {})
+                chosen[choice] = chosen.get(choice, 0) + 1
+        return tally
+
+    # Members ----------------------------------------------------------------------------
 
     def join(self, member: ClassMember, *, presenter: bool) -> None:
         """Count ``member`` in, as a presenter or a student; tell whom it concerns."""
@@ -134,40 +194,60 @@ class Classroom:
             return
         was_presented = self.presented
         (self._presenters if presenter else self._students).append(member)
-        self._tell(presenters_only=not presenter or was_presented)
+        self._changed(presenters_only=not presenter or was_presented)
 
     def leave(self, member: ClassMember) -> None:
         """Count ``member`` out (its page closed); when the last presenter leaves, the class
-        stops following live."""
+        stops following live and hides the answers."""
         if member in self._presenters:
             self._presenters.remove(member)
             if not self._presenters:
-                self.live = self.revealed = False
-            self._tell(presenters_only=self.presented)
+                self._live = self._revealed = False
+            self._changed(presenters_only=self.presented)
         elif member in self._students:
             self._students.remove(member)
             answered = self._answers.pop(member, None)
-            self._tell(presenters_only=not (answered and self.revealed))
+            self._changed(presenters_only=not (answered and self.revealed))
+
+    # A presenter's acts -----------------------------------------------------------------
 
     def send_scene(self, presenter: ClassMember, scene: Scene) -> int:
-        """Send ``scene`` from ``presenter`` to every student; return how many it reached
-        (0 if ``presenter`` is not one: a student's session cannot send a scene)."""
+        """Send ``scene`` from ``presenter`` to every student (on the bus too); return how
+        many it reached (0 if ``presenter`` is not one: a student's session cannot send a
+        scene)."""
         if presenter not in self._presenters:
             return 0
-        self.scene = dict(scene)
-        for student in list(self._students):
-            student.take_scene(self.scene)
-        return len(self._students)
+        self._deliver(scene)
+        if self._bus is not None:
+            self._bus.publish({"kind": "scene", "scene": dict(scene)})
+        return self.students
 
     def follow_live(self, presenter: ClassMember, live: bool) -> None:
         """Have the class follow each of the presenter's moves (``live``), or stop (the
         presenter's session sends its scene as it goes live)."""
-        if presenter in self._presenters:
-            self.live = bool(live)
+        if presenter in self._presenters and self._live != bool(live):
+            self._live = bool(live)
+            self._changed(presenters_only=False)
 
     def presenter_moved(self, presenter: ClassMember, scene: Scene) -> int:
         """A presenter's controls changed: while the class follows live, send the scene."""
-        return self.send_scene(presenter, scene) if self.live else 0
+        return self.send_scene(presenter, scene) if self._live else 0
+
+    def reset_answers(self, presenter: ClassMember) -> None:
+        """Forget every answer (a presenter's Reset), in every process of the class."""
+        if presenter in self._presenters:
+            self._answers.clear()
+            if self._bus is not None:
+                self._bus.publish({"kind": "reset"})
+            self._changed(presenters_only=not self.revealed)
+
+    def reveal(self, presenter: ClassMember, shown: bool) -> None:
+        """Show the students the class's answers, or hide them (a presenter's switch)."""
+        if presenter in self._presenters and self._revealed != bool(shown):
+            self._revealed = bool(shown)
+            self._changed(presenters_only=False)
+
+    # A student's answers -----------------------------------------------------------------
 
     def record_answer(self, student: ClassMember, question: str, choice: str) -> bool:
         """Count ``student``'s answer to ``question`` as ``choice`` (its last answer to a
@@ -175,30 +255,101 @@ class Classroom:
         if student not in self._students:
             return False
         self._answers.setdefault(student, {})[question] = choice
-        self._tell(presenters_only=not self.revealed)
+        self._changed(presenters_only=not self.revealed)
         return True
 
-    def answer_counts(self, questions: Mapping[str, Mapping[str, object]]) -> dict:
-        """How many students' last answers count as each choice of each question, for every
-        question and choice of ``questions`` (``{question: {choice: …}}``), zeros included."""
-        counts = {question: dict.fromkeys(choices, 0) for question, choices in questions.items()}
-        for answers in self._answers.values():
-            for question, choice in answers.items():
-                if choice in counts.get(question, {}):
-                    counts[question][choice] += 1
-        return counts
+    # The bus ----------------------------------------------------------------------------
 
-    def reset_answers(self, presenter: ClassMember) -> None:
-        """Forget every answer (a presenter's Reset)."""
-        if presenter in self._presenters:
-            self._answers.clear()
-            self._tell(presenters_only=not self.revealed)
+    def connect(self, url: str, call_soon: Callable[..., None]) -> None:
+        """Join the class on the Redis bus at ``url`` (app/served/class_bus.py);
+        ``call_soon`` runs a callback on this process's event loop (from any thread)."""
+        from app.served.class_bus import RedisBus, signing_key
 
-    def reveal(self, presenter: ClassMember, shown: bool) -> None:
-        """Show the students the class's answers, or hide them (a presenter's switch)."""
-        if presenter in self._presenters and self.revealed != bool(shown):
-            self.revealed = bool(shown)
+        bus = RedisBus(
+            url,
+            signing_key(self._key.decode("utf-8")),
+            origin=secrets.token_hex(8),
+            on_message=self.take_bus_message,
+            on_connected=self.bus_changed,
+            call_soon=call_soon,
+        )
+        self.attach_bus(bus, call_soon)
+        bus.start()
+
+    def attach_bus(self, bus: ClassBus, call_soon: Callable[..., None]) -> None:
+        """Talk to the class's other processes through ``bus``, which hands their messages
+        to :meth:`take_bus_message` and its connection's changes to :meth:`bus_changed`
+        (until it reports, it counts as unreachable)."""
+        self._bus = bus
+        self._call_soon = call_soon
+        self.bus_connected = False
+
+    def heartbeat(self) -> None:
+        """Publish this process's status (every :data:`HEARTBEAT_S` seconds), and tell the
+        pages if another process went silent since."""
+        if self._bus is None:
+            return
+        self._publish_status()
+        now = time.monotonic()
+        silent = [o for o, (_s, seen) in self._others.items() if now - seen >= SILENT_AFTER_S]
+        for origin in silent:
+            del self._others[origin]
+        if silent:
             self._tell(presenters_only=False)
+
+    def take_bus_message(self, payload: dict[str, Any]) -> None:
+        """Take in another process's message (verified, on the event loop): a scene for
+        this process's students, its status, or a reset of the answers."""
+        kind = payload.get("kind")
+        if kind == "scene" and isinstance(payload.get("scene"), dict):
+            self._deliver(payload["scene"])
+        elif kind == "status":
+            status = checked_status(payload)
+            origin = payload.get("origin")
+            if status is not None and isinstance(origin, str):
+                self._others[origin] = (status, time.monotonic())
+                self._tell(presenters_only=False)
+        elif kind == "reset":
+            self._answers.clear()
+            self._changed(presenters_only=False)
+
+    def bus_changed(self, connected: bool) -> None:
+        """The bus became reachable (``connected``) or unreachable: say so on the pages;
+        while it is down, each process is a class of its own."""
+        self.bus_connected = connected
+        if connected:
+            self._publish_status()
+        else:
+            self._others.clear()
+        self._tell(presenters_only=False)
+
+    def _publish_status(self) -> None:
+        self._status_due = False
+        if self._bus is not None:
+            self._bus.publish(
+                {
+                    "kind": "status",
+                    "presenters": len(self._presenters),
+                    "students": len(self._students),
+                    "live": self._live,
+                    "revealed": self._revealed,
+                    "tally": self._local_tally(),
+                }
+            )
+
+    # Telling the pages ------------------------------------------------------------------
+
+    def _deliver(self, scene: Scene) -> None:
+        self.scene = dict(scene)
+        for student in list(self._students):
+            student.take_scene(self.scene)
+
+    def _changed(self, *, presenters_only: bool) -> None:
+        """This process's part of the class changed: tell its pages, and the others soon."""
+        self._tell(presenters_only=presenters_only)
+        if self._bus is not None and not self._status_due and self._call_soon is not None:
+            self._status_due = True
+            self._call_soon(self._publish_status)
 
     def _tell(self, *, presenters_only: bool) -> None:
         members = self._presenters if presenters_only else self._presenters + self._students
@@ -206,7 +357,49 @@ class Classroom:
             member.class_changed()
 
 
+def checked_status(payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A status from the bus with every field of the right kind and size, or None: counts
+    are whole numbers up to 10⁶, switches booleans, the tally at most 16 questions of 16
+    choices."""
+
+    def count(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10**6
+
+    tally = payload.get("tally")
+    if not (
+        count(payload.get("presenters"))
+        and count(payload.get("students"))
+        and isinstance(payload.get("live"), bool)
+        and isinstance(payload.get("revealed"), bool)
+        and isinstance(tally, dict)
+        and len(tally) <= 16
+        and all(
+            isinstance(question, str)
+            and isinstance(chosen, dict)
+            and len(chosen) <= 16
+            and all(isinstance(choice, str) and count(n) for choice, n in chosen.items())
+            for question, chosen in tally.items()
+        )
+    ):
+        return None
+    return {name: payload[name] for name in ("presenters", "students", "live", "revealed")} | {
+        "tally": tally
+    }
+
+
 @functools.cache
 def process_classroom() -> Classroom:
-    """This process's classroom, keyed by :data:`PRESENTER_KEY_ENV` (no key: disabled)."""
-    return Classroom(os.environ.get(PRESENTER_KEY_ENV, ""))
+    """This process's classroom, keyed by :data:`PRESENTER_KEY_ENV` (no key: disabled) and,
+    with :data:`app.served.class_bus.BUS_ENV`, on the class bus (its heartbeat on the
+    server's event loop)."""
+    from tornado.ioloop import IOLoop, PeriodicCallback
+
+    from app.served.class_bus import BUS_ENV
+
+    classroom = Classroom(os.environ.get(PRESENTER_KEY_ENV, ""))
+    bus = os.environ.get(BUS_ENV, "")
+    if classroom.enabled and bus:
+        loop = IOLoop.current()
+        classroom.connect(bus, loop.add_callback)
+        PeriodicCallback(classroom.heartbeat, HEARTBEAT_S * 1000).start()
+    return classroom

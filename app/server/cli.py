@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import sdpa_core
 from app.page.kernel_data import D_MAX_DEFAULT, N_MAX_DEFAULT
+from app.served.class_bus import BUS_ENV
 from app.served.classroom import (
     PRESENT_PARAMETER,
     PRESENTER_KEY_ENV,
@@ -95,6 +96,15 @@ def build_parser() -> argparse.ArgumentParser:
         "with it can send its scene to every student's page); default: a new random key "
         "at each start. Class mode needs one process: with --num-procs above 1 it is off",
     )
+    parser.add_argument(
+        "--class-bus",
+        type=class_bus_url,
+        default=None,
+        metavar="URL",
+        help="the Redis server the processes of one class talk through, e.g. "
+        "redis://127.0.0.1:6379/0: class mode then works across --num-procs workers and "
+        "across hosts that share it and the presenter key",
+    )
     parser.add_argument("--version", action="version", version=f"sdpa-sim {sdpa_core.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="{export}")
     export = commands.add_parser(
@@ -132,6 +142,13 @@ def presenter_key(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def class_bus_url(text: str) -> str:
+    """``--class-bus``'s value: a redis://, rediss:// or unix:// URL."""
+    if not text.startswith(("redis://", "rediss://", "unix://")) or len(text) > 2000:
+        raise argparse.ArgumentTypeError("the class bus is a redis://HOST:PORT/DB URL")
+    return text
+
+
 def presenter_link(options: argparse.Namespace, key: str) -> str:
     """The presenter link of the server ``options`` describe (a wildcard address is shown
     as ``localhost``: the instructor opens it on the serving machine or replaces the host)."""
@@ -146,9 +163,16 @@ def presenter_link(options: argparse.Namespace, key: str) -> str:
 def start_class_mode(options: argparse.Namespace, workers: int) -> str:
     """Give this process and the ones it starts the presenter key (class mode); return the
     line to print: the presenter link, or why class mode is off."""
-    if workers > 1:
-        os.environ.pop(PRESENTER_KEY_ENV, None)
-        return "sdpa-sim: class mode is off with --num-procs above 1 (it needs one process)"
+    if options.class_bus:
+        os.environ[BUS_ENV] = options.class_bus
+    else:
+        os.environ.pop(BUS_ENV, None)
+        if workers > 1:
+            os.environ.pop(PRESENTER_KEY_ENV, None)
+            return (
+                "sdpa-sim: class mode is off with --num-procs above 1 unless the processes "
+                "share a --class-bus"
+            )
     key = options.presenter_key or new_presenter_key()
     os.environ[PRESENTER_KEY_ENV] = key
     return f"sdpa-sim: presenter link (keep it to yourself): {presenter_link(options, key)}"

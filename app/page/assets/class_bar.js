@@ -94,11 +94,14 @@ function presenterBar(model, bar, title, detail) {
     const count = model.students;
     title.textContent = say(texts, count === 1 ? "students_one" : "students_many", count);
     const reached = model.reached;
-    detail.textContent =
-      reached < 0 ? "" : say(texts, reached === 1 ? "sent_one" : "sent_many", reached);
+    detail.textContent = model.bus_down
+      ? texts.bus_down
+      : reached < 0
+        ? ""
+        : say(texts, reached === 1 ? "sent_one" : "sent_many", reached);
     input.checked = model.live;
   };
-  for (const name of ["students", "reached", "live"]) model.on(name, show);
+  for (const name of ["students", "reached", "live", "bus_down"]) model.on(name, show);
   show();
   const reveal = labelledSwitch(texts.reveal);
   reveal.input.className = "sdpa-class-reveal";
@@ -128,10 +131,14 @@ function studentBar(model, bar, title, detail) {
     model.back_presses = model.back_presses + 1;
   });
   const show = () => {
-    bar.hidden = !model.presented;
+    bar.hidden = !(model.presented || model.bus_down);
     const following = model.following;
     title.textContent = following ? texts.following : texts.exploring;
-    detail.textContent = following ? texts.following_detail : texts.exploring_detail;
+    detail.textContent = model.bus_down
+      ? texts.bus_down
+      : following
+        ? texts.following_detail
+        : texts.exploring_detail;
     input.checked = following;
     back.hidden = following;
   };
@@ -139,7 +146,7 @@ function studentBar(model, bar, title, detail) {
   const showAnswers = () => {
     answers.hidden = !model.revealed;
   };
-  for (const name of ["presented", "following"]) model.on(name, show);
+  for (const name of ["presented", "following", "bus_down"]) model.on(name, show);
   model.on("revealed", showAnswers);
   show();
   showAnswers();

@@ -41,6 +41,8 @@ CLASS_TEXTS = {
     "answered": "{count} answered",
     "reveal": "Show the class the answers",
     "reset": "Reset answers",
+    "bus_down": "The class is not connected right now: this page works on its own until "
+    "the connection returns.",
 }
 """Every word of the class bar, for both roles (``{count}`` is filled on the page)."""
 
@@ -148,6 +150,10 @@ class ClassBar(CheckedPageChanges, JSComponent):
     )
     reset_presses = param.Integer(
         default=0, bounds=(0, PRESS_LIMIT), doc="How many times Reset answers was pressed."
+    )
+    bus_down = param.Boolean(
+        default=False,
+        doc="Whether the class bus between the server's processes is unreachable now.",
     )
     texts = param.Dict(default=CLASS_TEXTS, doc="The bar's words (CLASS_TEXTS).")
     questions = param.Dict(

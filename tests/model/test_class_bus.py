@@ -1,0 +1,190 @@
+"""Class mode across processes: two classrooms on one bus share scenes, counts and answers;
+a forged or malformed bus message is refused; a bus that goes down leaves each process a
+class of its own, and says so (app/served/class_bus.py, app/served/classroom.py).
+
+The bus here is in memory (every message signed and verified as on Redis); the proxy tests
+run the same over Redis between two real processes behind nginx."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.served.class_bus import MAX_MESSAGE_BYTES, sign, signing_key, verify
+from app.served.classroom import PRESENT_PARAMETER, Classroom, checked_status
+from app.served.session import Session
+
+KEY = "presenter-key-for-bus-tests"
+SIGNING = signing_key(KEY)
+
+
+def _now(callback: Any, *args: Any) -> None:
+    callback(*args)
+
+
+class MemoryBus:
+    """A bus between classrooms in one process: what one publishes, signed, reaches the
+    others verified, as Redis would carry it."""
+
+    def __init__(self) -> None:
+        self.rooms: dict[str, Classroom] = {}
+        self.up = True
+
+    def join(self, origin: str, room: Classroom) -> None:
+        self.rooms[origin] = room
+        room.attach_bus(_Link(self, origin), _now)
+        room.bus_changed(True)
+
+    def carry(self, origin: str, payload: dict[str, Any]) -> None:
+        if not self.up:
+            return
+        message = sign({**payload, "origin": origin}, SIGNING)
+        for other, room in self.rooms.items():
+            if other != origin:
+                received = verify(message, SIGNING)
+                assert received is not None
+                room.take_bus_message(received)
+
+    def go_down(self) -> None:
+        self.up = False
+        for room in self.rooms.values():
+            room.bus_changed(False)
+
+    def come_back(self) -> None:
+        self.up = True
+        for room in self.rooms.values():
+            room.bus_changed(True)
+
+
+class _Link:
+    def __init__(self, bus: MemoryBus, origin: str) -> None:
+        self.bus, self.origin = bus, origin
+
+    def publish(self, payload: dict[str, Any]) -> None:
+        self.bus.carry(self.origin, payload)
+
+
+def _two_processes() -> tuple[MemoryBus, Classroom, Classroom]:
+    bus, first, second = MemoryBus(), Classroom(KEY), Classroom(KEY)
+    bus.join("first", first)
+    bus.join("second", second)
+    return bus, first, second
+
+
+def test_a_scene_and_the_counts_cross_to_the_other_process() -> None:
+    _bus, first, second = _two_processes()
+    presenter = Session({PRESENT_PARAMETER: KEY}, classroom=first)
+    here = Session({}, classroom=first)
+    there = Session({}, classroom=second)
+    assert second.presented and first.students == 2 and second.students == 2
+    assert presenter.seat.bar.students == 2
+    assert there.seat.bar is not None and there.seat.bar.presented
+    presenter.state.set_controls(d_k=1024, scaled=False)
+    presenter.seat.bar.send_presses = 1
+    assert presenter.seat.bar.reached == 2
+    for student in (here, there):
+        assert (student.state.d_k, student.state.scaled) == (1024, False)
+    # Answers on either process show on the presenter's chart; a reset clears both.
+    assert there.seat.answer("divisor", "8")
+    assert presenter.seat.bar.answers["divisor"]["right"] == 1
+    presenter.seat.bar.revealed = True
+    assert there.seat.bar.revealed and there.seat.bar.answers["divisor"]["right"] == 1
+    presenter.seat.bar.reset_presses = 1
+    assert second.answer_counts({"divisor": {"right": 0}})["divisor"]["right"] == 0
+    # Live: a presenter's move reaches the other process by itself.
+    presenter.seat.bar.live = True
+    presenter.state.d_k = 16
+    assert there.state.d_k == 16 and second.live
+
+
+def test_a_bus_that_goes_down_leaves_each_process_alone_and_says_so() -> None:
+    bus, first, second = _two_processes()
+    presenter = Session({PRESENT_PARAMETER: KEY}, classroom=first)
+    there = Session({}, classroom=second)
+    bus.go_down()
+    assert there.seat.bar.bus_down and presenter.seat.bar.bus_down
+    assert not second.presented and first.students == 0
+    presenter.state.d_k = 4
+    presenter.seat.bar.send_presses = 1
+    assert there.state.d_k != 4  # nothing crosses; the student's page works on its own
+    there.state.n = 16  # and a student's move while alone is still theirs
+    bus.come_back()
+    bus.rooms["first"].heartbeat()
+    assert not there.seat.bar.bus_down and second.presented
+    presenter.seat.bar.send_presses = 2
+    assert there.state.d_k == 4 and there.seat.following
+
+
+def test_a_silent_process_counts_as_gone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.served.classroom as classroom_module
+
+    _bus, first, second = _two_processes()
+    Session({PRESENT_PARAMETER: KEY}, classroom=first)
+    assert second.presented
+    later = classroom_module.time.monotonic() + classroom_module.SILENT_AFTER_S + 1
+    monkeypatch.setattr(classroom_module.time, "monotonic", lambda: later)
+    second.heartbeat()
+    assert not second.presented
+
+
+def test_only_signed_messages_are_taken() -> None:
+    message = sign({"kind": "reset", "origin": "x"}, SIGNING)
+    assert verify(message, SIGNING) == {"kind": "reset", "origin": "x"}
+    assert verify(message.decode(), SIGNING) is not None
+    other = signing_key("another-presenter-key")
+    assert verify(message, other) is None
+    signature, _, body = message.partition(b".")
+    assert verify(signature + b"." + body.replace(b"reset", b"scene"), SIGNING) is None
+    for junk in (b"", b".", b"no-dot", None, 7, b"x" * (MAX_MESSAGE_BYTES + 1), ["a"]):
+        assert verify(junk, SIGNING) is None
+    unsigned_json = sign([1, 2], SIGNING)  # a signed message that is no object
+    assert verify(unsigned_json, SIGNING) is None
+
+
+@given(st.binary(max_size=300))
+def test_no_bytes_from_a_stranger_are_taken(data: bytes) -> None:
+    assert verify(data, SIGNING) is None
+
+
+STATUS = {"presenters": 1, "students": 3, "live": False, "revealed": True, "tally": {}}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"presenters": -1},
+        {"students": 10**7},
+        {"students": True},
+        {"live": "yes"},
+        {"revealed": 1},
+        {"tally": []},
+        {"tally": {"q": {"a": -1}}},
+        {"tally": {"q": {"a": 1.5}}},
+        {"tally": {str(i): {} for i in range(17)}},
+        {"tally": {"q": {str(i): 1 for i in range(17)}}},
+        {"tally": {"q": ["a"]}},
+    ],
+)
+def test_a_malformed_status_is_refused(change: dict[str, Any]) -> None:
+    assert checked_status(STATUS) is not None
+    assert checked_status({**STATUS, **change}) is None
+
+
+def test_a_malformed_scene_from_the_bus_changes_only_what_checks() -> None:
+    """A scene crosses as JSON: values go through the state's checks (out of range is
+    clamped, the wrong kind ignored, an unknown preset dropped)."""
+    _bus, first, second = _two_processes()
+    Session({PRESENT_PARAMETER: KEY}, classroom=first)
+    student = Session({}, classroom=second)
+    second.take_bus_message(
+        {
+            "kind": "scene",
+            "origin": "first",
+            "scene": {"d_k": 10**9, "scaled": "no", "n": 16.0, "preset": "<b>", "x": 1},
+        }
+    )
+    assert (student.state.d_k, student.state.scaled, student.state.n) == (1024, True, 16)
+    assert student.state.preset == ""
