@@ -68,11 +68,12 @@ def free_proxy_port() -> int:
     return browser_support.free_port(PROXY_PORTS)
 
 
-def start_app_server(log_path: Path) -> AppServer:
-    """:func:`browser_support.start_server` on a port of :data:`PROXY_PORTS`."""
+def start_app_server(log_path: Path, env: dict[str, str] | None = None) -> AppServer:
+    """:func:`browser_support.start_server` on a port of :data:`PROXY_PORTS`, ``env``
+    added to its environment."""
     # start_server picks its port from browser_support.PORTS, the browser tests' range.
     with mock.patch.object(browser_support, "PORTS", PROXY_PORTS):
-        return start_server(log_path)
+        return start_server(log_path, env=env)
 
 
 def render_site_conf(
@@ -320,8 +321,11 @@ def _routed_by(keys: set[str], record: AccessRecord) -> bool:
     return record.route in keys
 
 
-def start_cluster(nginx: Path, directory: Path, count: int = 2) -> Cluster:
-    """``count`` app processes and nginx in front of them, files under ``directory``.
+def start_cluster(
+    nginx: Path, directory: Path, count: int = 2, env: dict[str, str] | None = None
+) -> Cluster:
+    """``count`` app processes (``env`` added to their environment) and nginx in front of
+    them, files under ``directory``.
 
     On failure, whatever was started is stopped and RuntimeError raised.
     """
@@ -329,7 +333,7 @@ def start_cluster(nginx: Path, directory: Path, count: int = 2) -> Cluster:
     servers: list[AppServer] = []
     try:
         for index in range(count):
-            servers.append(start_app_server(directory / f"server-{index}.log"))
+            servers.append(start_app_server(directory / f"server-{index}.log", env))
         proxy = start_nginx(nginx, directory / "nginx", [server.port for server in servers])
     except BaseException:
         for server in servers:

@@ -16,7 +16,7 @@ import pytest
 from axe_support import assert_axe_clean, axe_installed
 from browser_support import FIGURES_HELPER_JS, AppServer, start_server, stop_server
 from conftest import PAGE_TIMEOUT_MS, WIDE, AppPage
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Locator, expect
 
 from app.page.views.quiz import DIVISOR_LABEL
 from app.served.classroom import PRESENT_PARAMETER, PRESENTER_KEY_ENV
@@ -56,7 +56,8 @@ def _open(chromium: Browser, server: AppServer, query: str, scheme: str = "light
     return app
 
 
-def _class_bar(app: AppPage):
+def _class_bar(app: AppPage) -> Locator:
+    """The class bar on ``app``'s page."""
     return app.page.get_by_role("region", name=CLASS_TEXTS["region"])
 
 

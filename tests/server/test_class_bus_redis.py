@@ -1,0 +1,130 @@
+"""The class bus on a real Redis: two buses exchange signed messages; a message published on
+the channel without the key is refused; when Redis stops each bus says so, and when it
+comes back they talk again (app/served/class_bus.py)."""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis_support import RedisServer, start_redis
+
+from app.served.class_bus import CHANNEL, RedisBus, sign, signing_key
+
+KEY = signing_key("presenter-key-for-redis-tests")
+WAIT_S = 20.0
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    try:
+        server = start_redis(tmp_path / "redis.log")
+    except RuntimeError as error:
+        pytest.fail(str(error), pytrace=False)
+    yield server
+    server.stop()
+
+
+class Inbox:
+    """What one bus hands its process: messages and connection changes, in order."""
+
+    def __init__(self) -> None:
+        self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+    def call_soon(self, callback: Any, *args: Any) -> None:
+        callback(*args)
+
+    def message(self, payload: dict[str, Any]) -> None:
+        self.events.put(("message", payload))
+
+    def connected(self, up: bool) -> None:
+        self.events.put(("connected", up))
+
+    def wait(self, kind: str, matches: Any = None) -> Any:
+        """The next event of ``kind`` (that ``matches``, if given), within WAIT_S."""
+        deadline = time.monotonic() + WAIT_S
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                got, value = self.events.get(timeout=left)
+            except queue.Empty:
+                break
+            if got == kind and (matches is None or matches(value)):
+                return value
+        raise AssertionError(f"no {kind} event within {WAIT_S:.0f} s")
+
+
+def _bus(server: RedisServer, origin: str, inbox: Inbox) -> RedisBus:
+    bus = RedisBus(
+        server.url,
+        KEY,
+        origin=origin,
+        on_message=inbox.message,
+        on_connected=inbox.connected,
+        call_soon=inbox.call_soon,
+    )
+    bus.start()
+    return bus
+
+
+def _exchange(sender: RedisBus, inbox: Inbox, text: str) -> dict[str, Any]:
+    """Publish until ``inbox`` hears it (a subscriber may not be listening yet)."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        sender.publish({"kind": "note", "text": text})
+        try:
+            return _wait_briefly(inbox, text)
+        except AssertionError:
+            continue
+    raise AssertionError(f"{text!r} never crossed the bus")
+
+
+def _wait_briefly(inbox: Inbox, text: str) -> dict[str, Any]:
+    """The message ``text`` if ``inbox`` hears it within half a second."""
+    deadline = time.monotonic() + 0.5
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            kind, value = inbox.events.get(timeout=left)
+        except queue.Empty:
+            break
+        if kind == "message" and value.get("text") == text:
+            return value
+    raise AssertionError("not yet")
+
+
+def test_two_buses_talk_refuse_forgeries_and_survive_an_outage(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    import redis
+
+    first_inbox, second_inbox = Inbox(), Inbox()
+    first = _bus(redis_server, "first", first_inbox)
+    second = _bus(redis_server, "second", second_inbox)
+    try:
+        assert first_inbox.wait("connected") is True
+        assert second_inbox.wait("connected") is True
+        received = _exchange(first, second_inbox, "hello")
+        assert received["origin"] == "first"
+
+        # Published on the channel by someone without the key: refused, never handed on.
+        client = redis.Redis.from_url(redis_server.url)
+        client.publish(CHANNEL, b'{"kind": "reset", "origin": "stranger"}')
+        client.publish(CHANNEL, sign({"kind": "reset", "origin": "x"}, signing_key("wrong-key")))
+        client.close()
+        _exchange(first, second_inbox, "after the forgeries")
+        assert "refused an unsigned or damaged class message" in caplog.text
+
+        # Redis stops: both buses say so; it comes back: they talk again.
+        redis_server.stop()
+        assert first_inbox.wait("connected") is False
+        assert second_inbox.wait("connected") is False
+        redis_server.start()
+        assert first_inbox.wait("connected") is True
+        assert second_inbox.wait("connected") is True
+        assert _exchange(second, first_inbox, "back")["origin"] == "second"
+    finally:
+        first.stop()
+        second.stop()
