@@ -743,6 +743,16 @@ class ProtocolSession:
             raise ProtocolError("an action's button is pressed on the session's channel")
         return await self._move_on_channel(name, -1, {"name": name, "value": True})
 
+    async def send_to(self, target: str, msg: dict[str, Any]) -> None:
+        """Send ``msg`` to the component the session's channel names ``target`` (the
+        lesson's: ``"lesson"``), as the page's drawing code does."""
+        if not self.on_channel or self._channel is None:
+            raise ProtocolError("messages to a component go on the session's channel")
+        try:
+            await self._channel.write_message(json.dumps({"to": target, "msg": msg}))
+        except WebSocketClosedError as error:
+            raise ProtocolError("the channel closed while sending") from error
+
     async def _move_on_channel(
         self, slider: Slider | str, position: int, body: dict[str, Any] | None = None
     ) -> Move:
