@@ -31,8 +31,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from bench_class import percentile, start_server, stop_server
+from bench_class import Server, percentile, start_server, stop_server
 from protocol_client import (
     ProtocolError,
     ProtocolSession,
@@ -91,8 +92,10 @@ async def reached(
     return await asyncio.gather(*(one(s, c) for s, c in zip(students, counts, strict=True)))
 
 
-async def run(args: argparse.Namespace, url: str) -> dict[str, list]:
-    """Open the class, run the rounds; every latency measured."""
+async def run(args: argparse.Namespace, server: Server) -> dict[str, Any]:
+    """Open the class, run the rounds; every latency measured, and the server's CPU time
+    over the rounds."""
+    url = server.url
     presenter = await arrive(f"{url}?present={KEY}", args.timeout)
     bar = await class_bar_id(presenter, args.timeout)
     students: list[ProtocolSession] = []
@@ -111,6 +114,7 @@ async def run(args: argparse.Namespace, url: str) -> dict[str, list]:
     scenes: list[float | None] = []
     own: list[float] = []
     presses = 0
+    before = server.sample()
     for _ in range(args.rounds):
         counts = [len(s.heatmap_times) for s in students]
         move = await presenter.move(slider, walk.next())
@@ -126,12 +130,14 @@ async def run(args: argparse.Namespace, url: str) -> dict[str, list]:
         if move.latency is not None:
             own.append(move.latency)
         await asyncio.sleep(args.pause)
+    after = server.sample()
+    cpu = after[1] - before[1] if before is not None and after is not None else None
     answers = (
         await answer_together(presenter, bar, students, args.timeout) if args.answers else None
     )
     for session in [presenter, *students]:
         await session.close()
-    return {"scenes": scenes, "own": own, "answers": answers}
+    return {"scenes": scenes, "own": own, "answers": answers, "cpu": cpu}
 
 
 async def answer_together(
@@ -188,7 +194,7 @@ def main(argv: list[str] | None = None) -> None:
         server = start_server(args.num_procs, log_path, arguments)
         try:
             started = time.monotonic()
-            results = asyncio.run(run(args, server.url))
+            results = asyncio.run(run(args, server))
             took = time.monotonic() - started
             errors = server.log_errors()
         finally:
@@ -209,6 +215,11 @@ def main(argv: list[str] | None = None) -> None:
     figures = [percentile(arrived, q) for q in (50, 95, 99)] + [max(arrived, default=None)]
     shown = " | ".join("–" if value is None else f"{value * 1000:.0f} ms" for value in figures)
     print(f"| {len(scenes)} deliveries | {shown} | {len(scenes) - len(arrived)} |")
+    if results["cpu"] is not None:
+        per = results["cpu"] / max(1, len(scenes))
+        print(
+            f"server CPU over the rounds: {results['cpu']:.2f} s, {per * 1000:.1f} ms per delivery"
+        )
     own = results["own"]
     if own:
         print(

@@ -137,4 +137,11 @@ export function render({ model, el }) {
     if (message && message.values) showValues(message.values);
     if (message && typeof message.shared === "string") share?.show(message.shared);
   });
+  // The same answers, on the session's channel while the page holds it.
+  SdpaChannel.listen(key, model.channel_target, {
+    values: (message) => {
+      if (message && message.values) showValues(message.values);
+    },
+  });
+  model.on("remove", () => SdpaChannel.forget(key, model.channel_target));
 }

@@ -320,7 +320,11 @@ class DrawnControls(CheckedPageChanges, ChannelReceiver, JSComponent):
         with param.discard_events(self):
             self.values = values
         if differ:
-            self._send_msg({"values": differ})
+            # On the session's channel when the page holds it, in order with the frames
+            # (a Bokeh message costs a document patch: most of a followed scene's cost).
+            channel = getattr(self, "channel", None)
+            if channel is None or not channel.send_values({"values": differ}, self.channel_target):
+                self._send_msg({"values": differ})
 
     def take_message(self, msg: Any) -> None:
         """Handle a message from the page (over Bokeh's websocket or the session's own): a
