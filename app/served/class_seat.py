@@ -155,7 +155,14 @@ class ClassSeat:
         scene, self._scene_waiting = self._scene_waiting, None
         if scene is None or self.presenter or not self.following:
             return
-        values = self._checked_scene(scene)
+        # Only what differs: setting a parameter to its own value still costs its checks.
+        values = {
+            name: value
+            for name, value in self._checked_scene(scene).items()
+            if getattr(self.state, name) != value
+        }
+        if not values:
+            return
         self._applying = True
         try:
             self.state.param.update(**values)

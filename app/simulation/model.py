@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from types import SimpleNamespace
 
@@ -10,6 +11,7 @@ import param
 from app.simulation.parts import (
     HistogramFrame,
     OutputFrame,
+    QKLaw,
     RowComparison,
     ScoreImages,
     WeightsFrame,
@@ -49,6 +51,68 @@ __all__ = [
 
 CONTROLS = frozenset(CONTROL_NAMES)
 """Every control of the state; each feeds at least one part of :data:`INPUTS`."""
+
+
+SHARED_WEIGHTS_MAX_N = 256
+"""Up to this n, the weights of a state are computed once and shared by the sessions that
+show the same state (a class following its instructor: each student's session would
+otherwise compute the same softmax). Larger ones are computed per session: a few entries
+of n = 1024 would hold tens of MiB."""
+
+
+def _weights_of(
+    n: int,
+    d_k: int,
+    seed: int,
+    law: QKLaw,
+    *,
+    scaled: bool,
+    temperature: float,
+    causal: bool,
+    precision: str,
+    stable: bool,
+) -> WeightsFrame:
+    return weights_frame(
+        scores_for(n, d_k, seed, law),
+        d_k,
+        scaled=scaled,
+        temperature=temperature,
+        causal=causal,
+        precision=precision,
+        stable=stable,
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def shared_weights(
+    n: int,
+    d_k: int,
+    seed: int,
+    law: QKLaw,
+    *,
+    scaled: bool,
+    temperature: float,
+    causal: bool,
+    precision: str,
+    stable: bool,
+) -> WeightsFrame:
+    """The weights of a state, computed once for every session that shows it (the most
+    recent 16 states, n ≤ :data:`SHARED_WEIGHTS_MAX_N`); their arrays are read-only."""
+    frame = _weights_of(
+        n,
+        d_k,
+        seed,
+        law,
+        scaled=scaled,
+        temperature=temperature,
+        causal=causal,
+        precision=precision,
+        stable=stable,
+    )
+    for array in (frame.weights, frame.weights_image, frame.overflow):
+        if array is not None:
+            array.flags.writeable = False
+    return frame
 
 
 class SimulationModel(param.Parameterized):
@@ -122,9 +186,12 @@ class SimulationModel(param.Parameterized):
         if SCORES in parts:
             self.scores = images_for(state.n, state.d_k, state.seed, state.causal, law)
         if WEIGHTS in parts:
-            self.weights = weights_frame(
-                scores_for(state.n, state.d_k, state.seed, law),
+            weights_of = shared_weights if state.n <= SHARED_WEIGHTS_MAX_N else _weights_of
+            self.weights = weights_of(
+                state.n,
                 state.d_k,
+                state.seed,
+                law,
                 scaled=state.scaled,
                 temperature=state.temperature,
                 causal=state.causal,

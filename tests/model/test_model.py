@@ -241,3 +241,23 @@ def test_a_refresh_says_when_it_would_build_a_new_seeds_tables() -> None:
     # QK-norm reads two more tables of the same seed.
     state.qk_norm = True
     assert model.builds_tables({"qk_norm"}, state.control_values())
+
+
+def test_sessions_showing_one_state_share_its_weights() -> None:
+    """Up to SHARED_WEIGHTS_MAX_N, two models of the same state hold the same weights
+    (computed once, read-only); past it each computes its own."""
+    from app.simulation.model import SHARED_WEIGHTS_MAX_N
+
+    models = [SimulationModel(SimulationState()) for _ in range(2)]
+    for model in models:
+        model.state.set_controls(d_k=128, temperature=0.7)
+        model.refresh({"d_k", "temperature"})
+    first, second = (model.weights for model in models)
+    assert first is second
+    assert not first.weights.flags.writeable and not first.weights_image.flags.writeable
+    big = [SimulationModel(SimulationState()) for _ in range(2)]
+    for model in big:
+        model.state.n = SHARED_WEIGHTS_MAX_N * 2
+        model.refresh({"n"})
+    assert big[0].weights is not big[1].weights
+    np.testing.assert_array_equal(big[0].weights.weights, big[1].weights.weights)
