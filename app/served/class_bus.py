@@ -11,7 +11,8 @@ takes in the others' messages, and counts a process whose status is older than
 Every message is signed (HMAC-SHA256) with a key derived from the presenter key, which every
 process of one class shares: a message a client or a stranger puts on the bus without it is
 refused. Redis runs in two threads of its own (one publishes, one listens); what arrives
-is handed to the classroom on the server's event loop. When Redis cannot be reached, each
+is handed to the classroom in the listening thread (the classroom takes it under its lock,
+and each session moves its page on its own tick). When Redis cannot be reached, each
 process works alone, its pages say so, and it connects again every
 :data:`RECONNECT_S` seconds.
 """
@@ -79,10 +80,9 @@ def verify(message: object, key: bytes) -> dict[str, Any] | None:
 
 
 class RedisBus:
-    """The class bus on Redis at ``url``: :meth:`publish` from the event loop; every
-    verified message from another process reaches ``on_message`` and every change of the
-    connection ``on_connected``, both through ``call_soon`` (the event loop's
-    ``add_callback``)."""
+    """The class bus on Redis at ``url``: :meth:`publish` from any thread; every verified
+    message from another process reaches ``on_message`` and every change of the connection
+    ``on_connected``, both through ``call_soon`` (called from the listening thread)."""
 
     def __init__(
         self,

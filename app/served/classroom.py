@@ -24,6 +24,7 @@ import functools
 import hmac
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -34,6 +35,9 @@ sets it; without it, plain ``panel serve`` has no class mode)."""
 
 PRESENT_PARAMETER = "present"
 """The query parameter of the presenter link."""
+
+STATUS_EVERY_S = 0.1
+"""The most often a process on the class bus publishes a changed status."""
 
 HEARTBEAT_S = 1.0
 """How often a process on the class bus publishes its status even when nothing changed."""
@@ -87,6 +91,18 @@ def checked_presenter_key(key: str) -> str:
     return key
 
 
+def _locked(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` run under its classroom's lock: sessions call it from their own ticks (in
+    worker threads, with Bokeh 3.10) and the bus from its threads."""
+
+    @functools.wraps(method)
+    def run(self: Classroom, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 class ClassBus(Protocol):
     """What a classroom publishes through (app/served/class_bus.py's RedisBus)."""
 
@@ -115,11 +131,14 @@ class Classroom:
         self._answers: dict[ClassMember, dict[str, str]] = {}
         """Each student's last answer per question, as the choice it counts as; dropped when
         the student leaves."""
+        self._lock = threading.RLock()
         self._bus: ClassBus | None = None
-        self._call_soon: Callable[..., None] | None = None
+        self._beating = threading.Event()
+        """Set while the heartbeat thread runs (it then publishes the status changes)."""
         self._others: dict[str, tuple[dict[str, Any], float]] = {}
         """The other processes' last status on the bus, by origin, and when it came."""
-        self._status_due = False
+        self._status_dirty = False
+        self._status_sent_at = 0.0
         self.bus_connected: bool | None = None
         """Whether the class bus is reachable now; None without a bus."""
 
@@ -146,25 +165,30 @@ class Classroom:
         return [status for status, seen in self._others.values() if now - seen < SILENT_AFTER_S]
 
     @property
+    @_locked
     def students(self) -> int:
         """How many students' pages are connected, in every process of the class."""
         return len(self._students) + sum(other["students"] for other in self._fresh_others())
 
     @property
+    @_locked
     def presented(self) -> bool:
         """Whether a presenter's page is connected, in any process of the class."""
         return bool(self._presenters) or any(o["presenters"] for o in self._fresh_others())
 
     @property
+    @_locked
     def live(self) -> bool:
         """Whether the class follows each of a presenter's moves."""
         return self._live or any(other["live"] for other in self._fresh_others())
 
     @property
+    @_locked
     def revealed(self) -> bool:
         """Whether the students see the class's answers (the presenters always do)."""
         return self._revealed or any(other["revealed"] for other in self._fresh_others())
 
+    @_locked
     def answer_counts(self, questions: Mapping[str, Mapping[str, object]]) -> dict:
         """How many students' last answers count as each choice of each question, in every
         process of the class, for every question and choice of ``questions``
@@ -188,6 +212,7 @@ class Classroom:
 
     # Members ----------------------------------------------------------------------------
 
+    @_locked
     def join(self, member: ClassMember, *, presenter: bool) -> None:
         """Count ``member`` in, as a presenter or a student; tell whom it concerns."""
         if not self.enabled or member in self._presenters or member in self._students:
@@ -196,6 +221,7 @@ class Classroom:
         (self._presenters if presenter else self._students).append(member)
         self._changed(presenters_only=not presenter or was_presented)
 
+    @_locked
     def leave(self, member: ClassMember) -> None:
         """Count ``member`` out (its page closed); when the last presenter leaves, the class
         stops following live and hides the answers."""
@@ -211,6 +237,7 @@ class Classroom:
 
     # A presenter's acts -----------------------------------------------------------------
 
+    @_locked
     def send_scene(self, presenter: ClassMember, scene: Scene) -> int:
         """Send ``scene`` from ``presenter`` to every student (on the bus too); return how
         many it reached (0 if ``presenter`` is not one: a student's session cannot send a
@@ -222,6 +249,7 @@ class Classroom:
             self._bus.publish({"kind": "scene", "scene": dict(scene)})
         return self.students
 
+    @_locked
     def follow_live(self, presenter: ClassMember, live: bool) -> None:
         """Have the class follow each of the presenter's moves (``live``), or stop (the
         presenter's session sends its scene as it goes live)."""
@@ -229,10 +257,12 @@ class Classroom:
             self._live = bool(live)
             self._changed(presenters_only=False)
 
+    @_locked
     def presenter_moved(self, presenter: ClassMember, scene: Scene) -> int:
         """A presenter's controls changed: while the class follows live, send the scene."""
         return self.send_scene(presenter, scene) if self._live else 0
 
+    @_locked
     def reset_answers(self, presenter: ClassMember) -> None:
         """Forget every answer (a presenter's Reset), in every process of the class."""
         if presenter in self._presenters:
@@ -241,6 +271,7 @@ class Classroom:
                 self._bus.publish({"kind": "reset"})
             self._changed(presenters_only=not self.revealed)
 
+    @_locked
     def reveal(self, presenter: ClassMember, shown: bool) -> None:
         """Show the students the class's answers, or hide them (a presenter's switch)."""
         if presenter in self._presenters and self._revealed != bool(shown):
@@ -249,6 +280,7 @@ class Classroom:
 
     # A student's answers -----------------------------------------------------------------
 
+    @_locked
     def record_answer(self, student: ClassMember, question: str, choice: str) -> bool:
         """Count ``student``'s answer to ``question`` as ``choice`` (its last answer to a
         question replaces the one before); False if ``student`` is not one."""
@@ -260,9 +292,10 @@ class Classroom:
 
     # The bus ----------------------------------------------------------------------------
 
-    def connect(self, url: str, call_soon: Callable[..., None]) -> None:
-        """Join the class on the Redis bus at ``url`` (app/served/class_bus.py);
-        ``call_soon`` runs a callback on this process's event loop (from any thread)."""
+    def connect(self, url: str) -> None:
+        """Join the class on the Redis bus at ``url`` (app/served/class_bus.py), with a
+        heartbeat thread that publishes this process's status on change (at most every
+        :data:`STATUS_EVERY_S`) and every :data:`HEARTBEAT_S` seconds."""
         from app.served.class_bus import RedisBus, signing_key
 
         bus = RedisBus(
@@ -271,22 +304,25 @@ class Classroom:
             origin=secrets.token_hex(8),
             on_message=self.take_bus_message,
             on_connected=self.bus_changed,
-            call_soon=call_soon,
+            call_soon=_call_now,
         )
-        self.attach_bus(bus, call_soon)
+        self.attach_bus(bus)
         bus.start()
+        self._beating.set()
+        threading.Thread(target=self._beat, name="class-heartbeat", daemon=True).start()
 
-    def attach_bus(self, bus: ClassBus, call_soon: Callable[..., None]) -> None:
+    def attach_bus(self, bus: ClassBus) -> None:
         """Talk to the class's other processes through ``bus``, which hands their messages
         to :meth:`take_bus_message` and its connection's changes to :meth:`bus_changed`
         (until it reports, it counts as unreachable)."""
-        self._bus = bus
-        self._call_soon = call_soon
-        self.bus_connected = False
+        with self._lock:
+            self._bus = bus
+            self.bus_connected = False
 
+    @_locked
     def heartbeat(self) -> None:
-        """Publish this process's status (every :data:`HEARTBEAT_S` seconds), and tell the
-        pages if another process went silent since."""
+        """Publish this process's status, and tell the pages if another process went silent
+        since (every :data:`HEARTBEAT_S` seconds, from the heartbeat thread)."""
         if self._bus is None:
             return
         self._publish_status()
@@ -297,6 +333,17 @@ class Classroom:
         if silent:
             self._tell(presenters_only=False)
 
+    def _beat(self) -> None:
+        while True:
+            time.sleep(STATUS_EVERY_S)
+            with self._lock:
+                due = time.monotonic() - self._status_sent_at >= HEARTBEAT_S
+                if due:
+                    self.heartbeat()
+                elif self._status_dirty:
+                    self._publish_status()
+
+    @_locked
     def take_bus_message(self, payload: dict[str, Any]) -> None:
         """Take in another process's message (verified, on the event loop): a scene for
         this process's students, its status, or a reset of the answers."""
@@ -313,6 +360,7 @@ class Classroom:
             self._answers.clear()
             self._changed(presenters_only=False)
 
+    @_locked
     def bus_changed(self, connected: bool) -> None:
         """The bus became reachable (``connected``) or unreachable: say so on the pages;
         while it is down, each process is a class of its own."""
@@ -324,7 +372,8 @@ class Classroom:
         self._tell(presenters_only=False)
 
     def _publish_status(self) -> None:
-        self._status_due = False
+        self._status_dirty = False
+        self._status_sent_at = time.monotonic()
         if self._bus is not None:
             self._bus.publish(
                 {
@@ -347,9 +396,12 @@ class Classroom:
     def _changed(self, *, presenters_only: bool) -> None:
         """This process's part of the class changed: tell its pages, and the others soon."""
         self._tell(presenters_only=presenters_only)
-        if self._bus is not None and not self._status_due and self._call_soon is not None:
-            self._status_due = True
-            self._call_soon(self._publish_status)
+        if self._bus is not None:
+            # The heartbeat thread sends it soon, with whatever else changes meanwhile;
+            # without one (a bus attached by hand) it goes now.
+            self._status_dirty = True
+            if not self._beating.is_set():
+                self._publish_status()
 
     def _tell(self, *, presenters_only: bool) -> None:
         members = self._presenters if presenters_only else self._presenters + self._students
@@ -387,19 +439,18 @@ def checked_status(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def _call_now(callback: Callable[..., None], *args: Any) -> None:
+    callback(*args)
+
+
 @functools.cache
 def process_classroom() -> Classroom:
     """This process's classroom, keyed by :data:`PRESENTER_KEY_ENV` (no key: disabled) and,
-    with :data:`app.served.class_bus.BUS_ENV`, on the class bus (its heartbeat on the
-    server's event loop)."""
-    from tornado.ioloop import IOLoop, PeriodicCallback
-
+    with :data:`app.served.class_bus.BUS_ENV`, on the class bus."""
     from app.served.class_bus import BUS_ENV
 
     classroom = Classroom(os.environ.get(PRESENTER_KEY_ENV, ""))
     bus = os.environ.get(BUS_ENV, "")
     if classroom.enabled and bus:
-        loop = IOLoop.current()
-        classroom.connect(bus, loop.add_callback)
-        PeriodicCallback(classroom.heartbeat, HEARTBEAT_S * 1000).start()
+        classroom.connect(bus)
     return classroom

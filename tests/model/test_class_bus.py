@@ -35,7 +35,7 @@ class MemoryBus:
 
     def join(self, origin: str, room: Classroom) -> None:
         self.rooms[origin] = room
-        room.attach_bus(_Link(self, origin), _now)
+        room.attach_bus(_Link(self, origin))
         room.bus_changed(True)
 
     def carry(self, origin: str, payload: dict[str, Any]) -> None:

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import ClusterPages
 from playwright.sync_api import Locator, expect
 from proxy_support import Cluster, start_cluster, stop_cluster
 from redis_support import RedisServer, start_redis
@@ -19,6 +18,9 @@ from app.served.class_bus import BUS_ENV
 from app.served.classroom import PRESENT_PARAMETER, PRESENTER_KEY_ENV
 from app.served.components.class_bar import CLASS_TEXTS
 from app.simulation.spec import CONTROL_BY_NAME
+
+if TYPE_CHECKING:
+    from conftest import ClusterPages
 
 pytestmark = pytest.mark.browser
 
