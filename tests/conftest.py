@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from browser_support import CHROMIUM, CHROMIUM_ARGS
+from redis_support import RedisServer, start_redis
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -81,3 +82,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
         reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
         report.outcome = "failed"
         report.longrepr = f"skipped under CI, where every test must run: {reason}"
+
+
+@pytest.fixture
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A redis-server of the test's own on a loopback port (class mode's bus); its absence
+    fails the test (scripts/test.sh installs Debian's)."""
+    try:
+        server = start_redis(tmp_path_factory.mktemp("redis") / "redis.log")
+    except RuntimeError as error:
+        pytest.fail(str(error), pytrace=False)
+    yield server
+    server.stop()

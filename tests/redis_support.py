@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from browser_support import free_port
+from browser_support import free_port, stop_process
 
 REDIS_PORTS = range(6400, 6500)
 """Where the tests' Redis listens (a free one is taken)."""
@@ -70,16 +70,10 @@ class RedisServer:
             return False
 
     def stop(self) -> None:
-        """Stop it (SIGTERM, then SIGKILL) and wait until the port is closed."""
-        if self.process is None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
-        self.process = None
+        """Stop it (SIGTERM, then SIGKILL)."""
+        if self.process is not None:
+            stop_process(self.process)
+            self.process = None
 
 
 def start_redis(log_path: Path) -> RedisServer:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 from types import SimpleNamespace
+from typing import Any
 
 import param
 
@@ -84,31 +85,11 @@ def _weights_of(
 
 
 @functools.lru_cache(maxsize=16)
-def shared_weights(
-    n: int,
-    d_k: int,
-    seed: int,
-    law: QKLaw,
-    *,
-    scaled: bool,
-    temperature: float,
-    causal: bool,
-    precision: str,
-    stable: bool,
-) -> WeightsFrame:
-    """The weights of a state, computed once for every session that shows it (the most
-    recent 16 states, n ≤ :data:`SHARED_WEIGHTS_MAX_N`); their arrays are read-only."""
-    frame = _weights_of(
-        n,
-        d_k,
-        seed,
-        law,
-        scaled=scaled,
-        temperature=temperature,
-        causal=causal,
-        precision=precision,
-        stable=stable,
-    )
+def shared_weights(*args: Any, **kwargs: Any) -> WeightsFrame:
+    """The weights of a state (the arguments of :func:`_weights_of`), computed once for
+    every session that shows it (the most recent 16 states, n ≤
+    :data:`SHARED_WEIGHTS_MAX_N`); their arrays are read-only."""
+    frame = _weights_of(*args, **kwargs)
     for array in (frame.weights, frame.weights_image, frame.overflow):
         if array is not None:
             array.flags.writeable = False

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from playwright.sync_api import Locator, expect
 from proxy_support import Cluster, start_cluster, stop_cluster
-from redis_support import RedisServer, start_redis
+from redis_support import RedisServer
 
 from app.page.views.quiz import DIVISOR_LABEL
 from app.served.class_bus import BUS_ENV
@@ -29,16 +29,6 @@ D_K = CONTROL_BY_NAME["d_k"].label
 BUS_WAIT_MS = 30_000
 """How long a page may take to show the bus going down or coming back (the processes
 notice within a few seconds: a reconnect each second, a heartbeat each second)."""
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    try:
-        server = start_redis(tmp_path / "redis.log")
-    except RuntimeError as error:
-        pytest.fail(str(error), pytrace=False)
-    yield server
-    server.stop()
 
 
 @pytest.fixture

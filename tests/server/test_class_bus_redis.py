@@ -6,27 +6,15 @@ from __future__ import annotations
 
 import queue
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from redis_support import RedisServer, start_redis
+from redis_support import RedisServer
 
 from app.served.class_bus import CHANNEL, RedisBus, sign, signing_key
 
 KEY = signing_key("presenter-key-for-redis-tests")
 WAIT_S = 20.0
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    try:
-        server = start_redis(tmp_path / "redis.log")
-    except RuntimeError as error:
-        pytest.fail(str(error), pytrace=False)
-    yield server
-    server.stop()
 
 
 class Inbox:
