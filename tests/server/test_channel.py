@@ -23,7 +23,13 @@ from bokeh.util.token import generate_session_id
 from guard_cases import REFUSED_NAMES
 from hostile_messages import hostile_messages, refused_channel_binaries, refused_channel_texts
 from procs_support import FrontServer, run_async, running_front, tracebacks
-from protocol_client import HEATMAP_PART, ProtocolSession, channel_url, page_url
+from protocol_client import (
+    HEATMAP_PART,
+    ProtocolSession,
+    channel_url,
+    is_values_message,
+    page_url,
+)
 from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
@@ -128,12 +134,16 @@ def frame_state(frame: dict[str, Any]) -> dict[str, Any]:
 async def frame_where(
     connection: WebSocketClientConnection, wanted: Callable[[dict[str, Any]], bool]
 ) -> dict[str, Any]:
-    """The first frame on ``connection`` for which ``wanted`` holds (earlier ones skipped)."""
+    """The first frame on ``connection`` for which ``wanted`` holds (earlier ones, and the
+    components' values messages, skipped)."""
     async with asyncio.timeout(TIMEOUT):
         while True:
             message = await connection.read_message()
             assert message is not None, f"the channel closed: {connection.close_code}"
-            assert isinstance(message, bytes), f"a text message: {message[:80]!r}"
+            if isinstance(message, str):
+                # A component's new values (the controls' answer to a move put back).
+                assert is_values_message(message), f"a text message: {message[:80]!r}"
+                continue
             frame = read_frame_message(message)
             if wanted(frame):
                 return frame
