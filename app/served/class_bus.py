@@ -82,7 +82,7 @@ def verify(message: object, key: bytes) -> dict[str, Any] | None:
 class RedisBus:
     """The class bus on Redis at ``url``: :meth:`publish` from any thread; every verified
     message from another process reaches ``on_message`` and every change of the connection
-    ``on_connected``, both through ``call_soon`` (called from the listening thread)."""
+    ``on_connected``, both called from the listening thread."""
 
     def __init__(
         self,
@@ -92,7 +92,6 @@ class RedisBus:
         origin: str,
         on_message: Callable[[dict[str, Any]], None],
         on_connected: Callable[[bool], None],
-        call_soon: Callable[..., None],
     ) -> None:
         self.url = url
         self.origin = origin
@@ -100,7 +99,6 @@ class RedisBus:
         self._key = key
         self._on_message = on_message
         self._on_connected = on_connected
-        self._call_soon = call_soon
         self._outbox: queue.Queue[bytes | None] = queue.Queue(maxsize=1000)
         self._stopping = threading.Event()
         self.connected = False
@@ -137,7 +135,15 @@ class RedisBus:
     def _report(self, connected: bool) -> None:
         if connected != self.connected:
             self.connected = connected
-            self._call_soon(self._on_connected, connected)
+            self._hand_on(self._on_connected, connected)
+
+    def _hand_on(self, callback: Callable[..., None], *args: Any) -> None:
+        # A failure of what the message is handed to must not end the listening thread:
+        # the class would go silent for good.
+        try:
+            callback(*args)
+        except Exception:
+            log.exception("sdpa-sim: a class message could not be taken in")
 
     def _listen(self) -> None:
         import redis
@@ -156,7 +162,7 @@ class RedisBus:
                     if payload is None:
                         log.warning("sdpa-sim: refused an unsigned or damaged class message")
                     elif payload.get("origin") != self.origin:
-                        self._call_soon(self._on_message, payload)
+                        self._hand_on(self._on_message, payload)
                 subscription.close()
                 client.close()
             except (redis.RedisError, OSError) as error:

@@ -10,8 +10,8 @@ fold into one scene). A student's seat takes the scenes the classroom delivers w
 student follows; a move of the student's own stops following, and the bar says so; the
 switch or **Back to the instructor's scene** takes the last scene again and follows on.
 Every change to the session's page runs on the session's own next tick (``defer``): the
-classroom calls a seat from another session's tick, and the scenes that arrive in between
-fold into the last one.
+classroom calls a seat from another session's tick or from the bus's threads, and the
+scenes that arrive in between fold into the last one.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from app.page.views.quiz import TALLY, tally_choice
 from app.served.classroom import Classroom, Scene
 from app.served.components.class_bar import PRESENTER, STUDENT, ClassBar
 from app.served.ticks import Later
-from app.simulation.presets import PRESETS
 from app.simulation.spec import CONTROL_NAMES
 from app.simulation.state import SimulationState
 
@@ -103,7 +102,7 @@ class ClassSeat:
         self._last_answer = now
         return self.classroom.record_answer(self, str(question), choice)
 
-    # What the classroom calls (from any session's tick) --------------------------------
+    # What the classroom calls (from any thread, under its lock) ----------------------------
 
     def class_changed(self) -> None:
         """Students or a presenter came or left: show it on this session's next tick."""
@@ -157,9 +156,7 @@ class ClassSeat:
             return
         # Only what differs: setting a parameter to its own value still costs its checks.
         values = {
-            name: value
-            for name, value in self._checked_scene(scene).items()
-            if getattr(self.state, name) != value
+            name: value for name, value in scene.items() if getattr(self.state, name) != value
         }
         if not values:
             return
@@ -168,20 +165,6 @@ class ClassSeat:
             self.state.param.update(**values)
         finally:
             self._applying = False
-
-    def _checked_scene(self, scene: Scene) -> dict[str, object]:
-        # A scene from another process has crossed the bus as JSON: each value goes
-        # through the state's own checks, as a page's would.
-        values = {}
-        for name, value in scene.items():
-            if name in CONTROL_NAMES:
-                checked = self.state.coerce(name, value)
-                if checked is not None:
-                    values[name] = checked
-        preset = scene.get("preset")
-        if preset == "" or (isinstance(preset, str) and preset in PRESETS):
-            values["preset"] = preset
-        return values
 
     def _on_state(self, *events: param.parameterized.Event) -> None:
         if self._applying:

@@ -1,4 +1,5 @@
-"""Class mode on one process: the presenter's scene reaches the students' sessions.
+"""Class mode: the presenter's scene reaches the students' sessions, and their answers the
+presenter's, on one process or, over the class bus (app/served/class_bus.py), on several.
 
 An instructor opens the page with the presenter link ``…/main?present=KEY`` (``sdpa-sim``
 prints it at start; the key is new for each start unless ``--presenter-key`` gives one, and
@@ -12,10 +13,11 @@ graded on the server), anonymously: a student's last answer to each question, dr
 the student leaves. The presenter sees the counts; the students once the presenter shows
 them.
 
-The classroom holds sessions, never their pages: it calls a member's methods on the
-presenter's event-loop tick, and each session moves its own page on its own next tick (the
-scenes that arrive in between fold into the last one). Nothing is kept of a student beyond
-its session, and nothing is written to disk.
+The classroom holds sessions, never their pages: it calls a member's methods under its lock
+from whichever thread acts (a session's tick, the bus's listening thread, its heartbeat),
+and each session moves its own page on its own next tick (the scenes that arrive in between
+fold into the last one). Nothing is kept of a student beyond its session, and nothing is
+written to disk.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
+
+from app.simulation.presets import PRESETS
+from app.simulation.spec import CONTROL_NAMES
+from app.simulation.state import SimulationState
 
 PRESENTER_KEY_ENV = "SDPA_SIM_PRESENTER_KEY"
 """The environment variable that gives the app's processes the presenter key (``sdpa-sim``
@@ -304,7 +310,6 @@ class Classroom:
             origin=secrets.token_hex(8),
             on_message=self.take_bus_message,
             on_connected=self.bus_changed,
-            call_soon=_call_now,
         )
         self.attach_bus(bus)
         bus.start()
@@ -345,17 +350,20 @@ class Classroom:
 
     @_locked
     def take_bus_message(self, payload: dict[str, Any]) -> None:
-        """Take in another process's message (verified, on the event loop): a scene for
-        this process's students, its status, or a reset of the answers."""
+        """Take in another process's message (verified; from the bus's listening thread): a
+        scene for this process's students, its status, or a reset of the answers."""
         kind = payload.get("kind")
         if kind == "scene" and isinstance(payload.get("scene"), dict):
-            self._deliver(payload["scene"])
+            self._deliver(checked_scene(payload["scene"]))
         elif kind == "status":
             status = checked_status(payload)
             origin = payload.get("origin")
             if status is not None and isinstance(origin, str):
+                previous = self._others.get(origin)
                 self._others[origin] = (status, time.monotonic())
-                self._tell(presenters_only=False)
+                # A heartbeat that repeats what the pages show changes nothing on them.
+                if previous is None or previous[0] != status:
+                    self._tell(presenters_only=False)
         elif kind == "reset":
             self._answers.clear()
             self._changed(presenters_only=False)
@@ -439,8 +447,27 @@ def checked_status(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _call_now(callback: Callable[..., None], *args: Any) -> None:
-    callback(*args)
+def checked_scene(scene: Mapping[str, object]) -> dict[str, object]:
+    """A scene that crossed the bus as JSON, each value through the state's own checks (as
+    a page's would: clamped, or left out when it is of the wrong kind) and the preset kept
+    only if it names one; checked once for all of this process's students."""
+    checker = _scene_checker()
+    values: dict[str, object] = {}
+    for name, value in scene.items():
+        if name in CONTROL_NAMES:
+            checked = checker.coerce(name, value)
+            if checked is not None:
+                values[name] = checked
+    preset = scene.get("preset")
+    if preset == "" or (isinstance(preset, str) and preset in PRESETS):
+        values["preset"] = preset
+    return values
+
+
+@functools.cache
+def _scene_checker() -> SimulationState:
+    # Only its parameters' rules are read (SimulationState.coerce), never its values.
+    return SimulationState()
 
 
 @functools.cache

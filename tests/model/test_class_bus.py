@@ -21,10 +21,6 @@ KEY = "presenter-key-for-bus-tests"
 SIGNING = signing_key(KEY)
 
 
-def _now(callback: Any, *args: Any) -> None:
-    callback(*args)
-
-
 class MemoryBus:
     """A bus between classrooms in one process: what one publishes, signed, reaches the
     others verified, as Redis would carry it."""
@@ -188,3 +184,31 @@ def test_a_malformed_scene_from_the_bus_changes_only_what_checks() -> None:
     )
     assert (student.state.d_k, student.state.scaled, student.state.n) == (1024, True, 16)
     assert student.state.preset == ""
+
+
+class _Listener:
+    """A presenter's seat that counts how often the class told it something changed."""
+
+    def __init__(self) -> None:
+        self.told = 0
+
+    def class_changed(self) -> None:
+        self.told += 1
+
+    def take_scene(self, scene: Any) -> None:
+        """A presenter takes no scene."""
+
+
+def test_a_heartbeat_that_repeats_a_status_tells_no_page() -> None:
+    """Every process publishes its status each second: the pages hear of it only when it
+    says something new."""
+    _bus, first, second = _two_processes()
+    listener = _Listener()
+    first.join(listener, presenter=True)
+    Session({}, classroom=second)
+    told = listener.told
+    for _ in range(3):
+        second.heartbeat()
+    assert listener.told == told
+    Session({}, classroom=second)
+    assert listener.told > told and first.students == 2

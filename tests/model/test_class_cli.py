@@ -16,8 +16,12 @@ KEY = "a-good-presenter-key"
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(PRESENTER_KEY_ENV, raising=False)
-    monkeypatch.delenv(BUS_ENV, raising=False)
+    """Start without either variable, and leave the process as it was afterwards:
+    start_class_mode sets them in os.environ, which later tests' servers inherit."""
+    for name in (PRESENTER_KEY_ENV, BUS_ENV):
+        # Set first, so that monkeypatch records the original and restores it.
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
 
 
 def test_one_process_prints_a_presenter_link_with_a_new_key_each_start() -> None:

@@ -23,9 +23,6 @@ class Inbox:
     def __init__(self) -> None:
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
 
-    def call_soon(self, callback: Any, *args: Any) -> None:
-        callback(*args)
-
     def message(self, payload: dict[str, Any]) -> None:
         self.events.put(("message", payload))
 
@@ -52,7 +49,6 @@ def _bus(server: RedisServer, origin: str, inbox: Inbox) -> RedisBus:
         origin=origin,
         on_message=inbox.message,
         on_connected=inbox.connected,
-        call_soon=inbox.call_soon,
     )
     bus.start()
     return bus
