@@ -645,3 +645,56 @@ def cache_model_definitions() -> bool:
         return False
     Serializer.encode = _definitions_cached(Serializer.encode)  # type: ignore[method-assign]
     return True
+
+
+# --- All of the above, checked at once -------------------------------------------------------
+
+
+def internals_changed() -> list[str]:
+    """What this module relies on in Panel and Bokeh that is not as it was checked, each in
+    a few words naming what it keeps working; empty when everything is in place.
+
+    ``sdpa-sim`` calls it once as it starts and warns about each entry, so that a Panel or
+    Bokeh past the checked versions (``pip install -U``) says what may misbehave before a
+    class meets it; ``tests/model/test_compat.py`` asserts each check on its own. A check
+    that raises counts as changed. Takes a fraction of a second (it builds a Material UI
+    page and renders one small component).
+    """
+    from panel.custom import JSComponent
+
+    checks: dict[str, Callable[[], bool]] = {
+        f"Panel {pn.__version__}": panel_version_checked,
+        "the page-resource cache (Panel's bundle_resources)": lambda: bundle_signature_matches(
+            getattr(panel_server.bundle_resources, "__wrapped__", panel_server.bundle_resources)
+        ),
+        "the check of every value a page sends (Panel's _process_property_change)": (
+            lambda: page_change_hooks_present(JSComponent)
+        ),
+        "the one-line log of a refused message (Bokeh's ProtocolHandler)": (
+            refused_message_logging_checked
+        ),
+        "the pacing of a session's updates (Panel's pending writes)": write_bookkeeping_present,
+        "a page's own busy flag (Material UI's Page)": page_busy_binding_present,
+        "the lesson's markup written to the page (JSComponent's models)": (
+            rendered_model_internals_present
+        ),
+        "the offline file's smaller documents (Bokeh's model definitions)": (
+            model_definitions_key_present
+        ),
+        "the cached model definitions of each new page (Bokeh's Serializer)": (
+            model_definitions_encoding_checked
+        ),
+        "stylesheets left alone when unchanged (BokehJS's InlineStyleSheet)": (
+            inline_stylesheet_write_present
+        ),
+        "the heatmap's images (BokehJS's ndarray)": bokeh_ndarray_present,
+    }
+    changed = []
+    for what, check in checks.items():
+        try:
+            in_place = check()
+        except Exception:  # a probe of a changed internal may fail in any way
+            in_place = False
+        if not in_place:
+            changed.append(what)
+    return changed

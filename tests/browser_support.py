@@ -143,6 +143,8 @@ class AppServer:
     process: subprocess.Popen[bytes]
     port: int
     log_path: Path
+    route: str = "main"
+    """The page's path: the name of the script served (``main`` for app/main.py)."""
 
     @property
     def base_url(self) -> str:
@@ -152,7 +154,7 @@ class AppServer:
     @property
     def url(self) -> str:
         """The page's address (the app is served under its script name)."""
-        return f"{self.base_url}/main"
+        return f"{self.base_url}/{self.route}"
 
     def log_size(self) -> int:
         """How many bytes the log holds now: a mark to read only what comes after it."""
@@ -178,8 +180,10 @@ def start_server(
     attempts: int = 3,
     channel: bool = True,
     env: dict[str, str] | None = None,
+    script: str = "app/main.py",
 ) -> AppServer:
-    """Start ``panel serve app/main.py`` from the repository root on a free loopback port.
+    """Start ``panel serve app/main.py`` (or another ``script``, a path from the repository
+    root) from the repository root on a free loopback port.
 
     It serves ``static/`` under ``/assets`` and mounts the sessions' own channel (app/
     channel.py; ``channel=False`` leaves it out, as plain ``panel serve`` does) as
@@ -194,7 +198,7 @@ def start_server(
             "-m",
             "panel",
             "serve",
-            "app/main.py",
+            script,
             "--port",
             str(port),
             "--address",
@@ -214,7 +218,7 @@ def start_server(
             process = subprocess.Popen(
                 command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=environment
             )
-        server = AppServer(process, port, log_path)
+        server = AppServer(process, port, log_path, route=Path(script).stem)
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         while time.monotonic() < deadline:
             if server.answers():

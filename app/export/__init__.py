@@ -49,6 +49,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.page.kernel_data import D_MAX_DEFAULT, N_MAX_DEFAULT, build_export_data
+from app.simulation.spec import SPEC, SimulationSpec
 
 MAX_BYTES = 5_000_000
 """Largest file the export writes: learning platforms often cap uploads at 5 MB."""
@@ -58,8 +59,15 @@ class ExportTooLargeError(ValueError):
     """The page for the requested limits would weigh more than :data:`MAX_BYTES`."""
 
 
-def render(n_max: int = N_MAX_DEFAULT, d_max: int = D_MAX_DEFAULT, seed: int = 0) -> str:
-    """The exported page for these limits and seed, as HTML text.
+def render(
+    n_max: int = N_MAX_DEFAULT,
+    d_max: int = D_MAX_DEFAULT,
+    seed: int = 0,
+    *,
+    spec: SimulationSpec = SPEC,
+) -> str:
+    """The exported page for these limits and seed, as HTML text, offering ``spec``'s
+    ``offline`` controls (the app's unless given).
 
     Raises:
         ValueError: if a limit or the seed is out of range.
@@ -69,7 +77,7 @@ def render(n_max: int = N_MAX_DEFAULT, d_max: int = D_MAX_DEFAULT, seed: int = 0
     # which ``sdpa-sim`` does not need for serving.
     from app.export.page import render_html
 
-    html = render_html(build_export_data(n_max, d_max, seed))
+    html = render_html(build_export_data(n_max, d_max, seed), spec)
     size = len(html.encode("utf-8"))
     if size > MAX_BYTES:
         raise ExportTooLargeError(
@@ -80,15 +88,21 @@ def render(n_max: int = N_MAX_DEFAULT, d_max: int = D_MAX_DEFAULT, seed: int = 0
 
 
 def export_html(
-    path: str | Path, *, n_max: int = N_MAX_DEFAULT, d_max: int = D_MAX_DEFAULT, seed: int = 0
+    path: str | Path,
+    *,
+    n_max: int = N_MAX_DEFAULT,
+    d_max: int = D_MAX_DEFAULT,
+    seed: int = 0,
+    spec: SimulationSpec = SPEC,
 ) -> int:
-    """Write the exported page to ``path``; return its size in bytes.
+    """Write the exported page of ``spec``'s controls (:func:`render`) to ``path``; return
+    its size in bytes.
 
     Raises:
         ValueError: if a limit or the seed is out of range.
         ExportTooLargeError: if the page would weigh more than :data:`MAX_BYTES`.
     """
-    data = render(n_max, d_max, seed).encode("utf-8")
+    data = render(n_max, d_max, seed, spec=spec).encode("utf-8")
     Path(path).write_bytes(data)
     return len(data)
 

@@ -65,7 +65,7 @@ from app.page.lesson import (
     why_section,
     worked_section,
 )
-from app.page.offline_controls import FIRST_SCREEN, MORE, OFFLINE_CONTROLS, widget_specs
+from app.page.offline_controls import first_screen, offline_controls, under_more, widget_specs
 from app.page.theme import THEME_CSS
 from app.page.training import build_training, default_grid, training_spec
 from app.page.views.disclosure import boxed_disclosure_css
@@ -75,22 +75,22 @@ from app.simulation.model import SimulationModel
 from app.simulation.parts import HISTOGRAM_BINS, HISTOGRAM_HALF_WIDTH
 from app.simulation.presets import PRESETS, Preset, Reach, presets_within
 from app.simulation.query import (
-    PARAMETER_NAMES,
     SHOWN_CONTROLS,
     index_limits,
     limit_indexes,
+    query_parameter_names,
     query_spec,
 )
 from app.simulation.spec import (
-    CONTROL_BY_NAME,
     HISTOGRAMS,
     OUTPUT,
     ROW,
     SCORES,
-    SHOWABLE_CONTROLS,
+    SPEC,
     TITLE,
     VIEW,
     WEIGHTS,
+    SimulationSpec,
     nearest_on_grid,
     page_spec,
 )
@@ -116,20 +116,27 @@ SCRIPTS = (
 """The page's JavaScript, in load order (each uses the ones before it): the served page's
 control drawing code, then the file's own."""
 
-PAGE_CONTROLS = tuple(control.name for control in OFFLINE_CONTROLS)
-"""The controls an exported page offers (app/simulation/spec.py's ``offline`` ones)."""
 
-URL_NAMES = tuple(
-    name
-    for name in PARAMETER_NAMES
-    if name not in CONTROL_BY_NAME
-    or name in PAGE_CONTROLS
-    or name in FIXED_CONTROLS
-    or name in LESSON_CONTROLS
-)
-"""The query parameters the page writes into its URL, in the served app's order (the preset,
-then the controls in the spec's order): the controls it offers and the seed it keeps. It
-keeps the others (``row``, ``embed``, a course page's own) as they came."""
+def page_controls(spec: SimulationSpec = SPEC) -> tuple[str, ...]:
+    """The controls an exported page of ``spec`` offers (its ``offline`` ones)."""
+    return tuple(control.name for control in offline_controls(spec))
+
+
+def url_names(spec: SimulationSpec = SPEC) -> tuple[str, ...]:
+    """The query parameters the page writes into its URL, in the served app's order (the
+    preset, then the controls in the spec's order): the controls it offers and the seed it
+    keeps. It keeps the others (``row``, ``embed``, a course page's own) as they came."""
+    kept = {*page_controls(spec), *FIXED_CONTROLS, *LESSON_CONTROLS}
+    return tuple(
+        name for name in query_parameter_names(spec) if name not in spec.by_name or name in kept
+    )
+
+
+PAGE_CONTROLS = page_controls(SPEC)
+"""The controls the app's exported page offers (app/simulation/spec.py's ``offline`` ones)."""
+
+URL_NAMES = url_names(SPEC)
+"""The query parameters the app's exported page writes into its URL (:func:`url_names`)."""
 
 DRAWN_PARTS = {
     "scores": SCORES,
@@ -145,15 +152,12 @@ for on every change; the row comparison and the output are the lesson's, asked f
 lesson is drawn."""
 
 
-def initial_state(data: ExportData) -> SimulationState:
-    """The served app's default state, moved onto the page's slider positions, with the
-    exported seed."""
+def initial_state(data: ExportData, spec: SimulationSpec = SPEC) -> SimulationState:
+    """The served app's default state of ``spec``'s controls, moved onto the page's slider
+    positions, with the exported seed."""
     grids = slider_grids(data)
-    return SimulationState(
-        **{
-            name: nearest_on_grid(CONTROL_BY_NAME[name].default, grid)
-            for name, grid in grids.items()
-        },
+    return SimulationState.for_spec(spec)(
+        **{name: nearest_on_grid(spec.by_name[name].default, grid) for name, grid in grids.items()},
         **sample_limits(data)["fixed"],
     )
 
@@ -191,55 +195,65 @@ def presets_spec(data: ExportData | None = None) -> dict:
     }
 
 
-PAGE_WIDGETS = (PRESET, *PAGE_CONTROLS)
-"""What the page offers a widget for: what ``?controls=`` may name on it."""
+def page_widgets(spec: SimulationSpec = SPEC) -> tuple[str, ...]:
+    """What the page offers a widget for: what ``?controls=`` may name on it."""
+    return (PRESET, *page_controls(spec))
 
-MORE_CELLS = (PRESET, *MORE)
-"""The cells under "More controls", top to bottom: the preset scenes first, as on the
-served page, then the offline controls not on the first screen."""
 
-CONTROL_GRIDS = {
-    "sdpa-first": FIRST_SCREEN,
-    "sdpa-more": MORE_CELLS,
-    **{f"sdpa-assumptions-{group}-controls": names for group, names in SECTION_GROUPS.items()},
-}
-"""Each grid of controls on the page (its element's id in page.html.jinja) → the widgets
-controller.js draws into it, top to bottom: the first screen's, "More controls" and each
-group of the lesson's assumptions section."""
+def control_grids(spec: SimulationSpec = SPEC) -> dict[str, tuple[str, ...]]:
+    """Each grid of controls on the page (its element's id in page.html.jinja) → the
+    widgets controller.js draws into it, top to bottom: the first screen's, "More
+    controls" (the preset scenes first, as on the served page, then the offline controls
+    neither on the first screen nor in a lesson section) and each group of the lesson's
+    assumptions section."""
+    return {
+        "sdpa-first": first_screen(spec),
+        "sdpa-more": (PRESET, *under_more(spec)),
+        **{f"sdpa-assumptions-{group}-controls": names for group, names in SECTION_GROUPS.items()},
+    }
+
+
+PAGE_WIDGETS = page_widgets(SPEC)
+"""What the app's page offers a widget for (:func:`page_widgets`)."""
+
+CONTROL_GRIDS = control_grids(SPEC)
+"""The app's page's grids of controls (:func:`control_grids`)."""
 
 EMBED_PARAMETER = "embed"
 """The query parameter that asks for the embedded layout (app.simulation.query.parse_embed's)."""
 
 
-def shown_controls_spec() -> dict:
-    """What query.js needs to read ``?controls=`` as app.simulation.query.parse_shown_controls does:
-    the parameter's name and the names the page can show, in app.simulation.spec's order."""
+def shown_controls_spec(spec: SimulationSpec = SPEC) -> dict:
+    """What query.js needs to read ``?controls=`` as app.simulation.query.parse_shown_controls
+    does: the parameter's name and the names the page can show, in ``spec``'s order."""
+    widgets = page_widgets(spec)
     return {
         "parameter": SHOWN_CONTROLS,
-        "names": [name for name in SHOWABLE_CONTROLS if name in PAGE_WIDGETS],
-        "first_screen": list(FIRST_SCREEN),
+        "names": [name for name in spec.showable if name in widgets],
+        "first_screen": list(first_screen(spec)),
         "wide_px": max(WIDE_PAGE_PX, SIDEBAR_PX),
         "embed_parameter": EMBED_PARAMETER,
         "more_label": MORE_LABEL,
     }
 
 
-def page_limits(data: ExportData) -> dict:
+def page_limits(data: ExportData, spec: SimulationSpec = SPEC) -> dict:
     """What query.js fits a link's values to (:func:`app.page.kernel_data.sample_limits`),
     ``controls``: what a preset is compared on (the controls offered and those fixed), and
     ``indexes``: a row past n is the last (:func:`app.simulation.query.index_limits`)."""
     return {
         **sample_limits(data),
-        "controls": [*PAGE_CONTROLS, *FIXED_CONTROLS, *LESSON_CONTROLS],
-        "indexes": index_limits(initial_state(data).param.values()),
+        "controls": [*page_controls(spec), *FIXED_CONTROLS, *LESSON_CONTROLS],
+        "indexes": index_limits(initial_state(data, spec).param.values()),
     }
 
 
-def source_config(data: ExportData, curve_points: int) -> dict:
+def source_config(data: ExportData, curve_points: int, spec: SimulationSpec = SPEC) -> dict:
     """What the page's number source (kernel_source.js's ``KernelSource``) reads: the
     samples, the histograms' bins and curve, the values V, the parts it computes with their
-    inputs, and the frames' field names (:func:`app.page.frames.frame_fields_spec`)."""
-    spec = page_spec(offline_only=True)
+    inputs (``spec``'s graph), and the frames' field names
+    (:func:`app.page.frames.frame_fields_spec`)."""
+    described = page_spec(spec, offline_only=True)
     return {
         "data": payload(data),
         "histogram": {
@@ -249,21 +263,23 @@ def source_config(data: ExportData, curve_points: int) -> dict:
         },
         "output": output_spec(data),
         "parts": DRAWN_PARTS,
-        "inputs": {part: spec["inputs"].get(part, []) for part in DRAWN_PARTS.values()},
+        "inputs": {part: described["inputs"].get(part, []) for part in DRAWN_PARTS.values()},
         "frame_fields": frame_fields_spec(),
     }
 
 
 def page_config(data: ExportData, state: SimulationState, curve_points: int) -> dict:
-    """Everything the page's JavaScript reads at load: the controls, texts and thresholds of
-    app/simulation/spec.py, what its number source reads (:func:`source_config`: the samples
-    among it), the URL rules and the figures' words and sizes."""
-    spec = page_spec(offline_only=True)
+    """Everything the page's JavaScript reads at load: the controls of ``state``'s spec, the
+    texts and thresholds of app/simulation/spec.py, what its number source reads
+    (:func:`source_config`: the samples among it), the URL rules and the figures' words and
+    sizes."""
+    spec = state.spec
+    described = page_spec(spec, offline_only=True)
     grids = slider_grids(data)
-    source = source_config(data, curve_points)
+    source = source_config(data, curve_points, spec)
     figures = figures_config()
     return {
-        **spec,
+        **described,
         **source,
         # The figures' dark look when the system prefers dark (controller.js).
         "dark_theme": DARK_FIGURE_THEME,
@@ -274,20 +290,20 @@ def page_config(data: ExportData, state: SimulationState, curve_points: int) -> 
                 "grid": grids.get(control["name"], control["grid"]),
                 "default": getattr(state, control["name"]),
             }
-            for control in spec["controls"]
+            for control in described["controls"]
         ],
-        "limits": page_limits(data),
+        "limits": page_limits(data, spec),
         # What control_drawing.js draws each widget from, and where each goes.
-        "widgets": widget_specs(grids, page_presets(data)),
-        "grids": {grid: list(names) for grid, names in CONTROL_GRIDS.items()},
-        "query": query_spec(),
-        "shown": shown_controls_spec(),
+        "widgets": widget_specs(grids, page_presets(data), spec),
+        "grids": {grid: list(names) for grid, names in control_grids(spec).items()},
+        "query": query_spec(spec),
+        "shown": shown_controls_spec(spec),
         **lesson_config(),
         "assumptions": assumptions_config(),
         "training": training_spec(default_grid(), data.d_values),
         "presets": presets_spec(data),
         "alerts": dict(ALERT_TEXTS),
-        "url_names": list(URL_NAMES),
+        "url_names": list(url_names(spec)),
         "heatmap": figures["heatmap"],
         "histogram": {**source["histogram"], **figures["histogram"]},
         "texts": figures["texts"],
@@ -326,10 +342,13 @@ def _document(roots: Iterable[Model], ready: CustomJS) -> Document:
     return document
 
 
-def build_document(data: ExportData) -> tuple[PageDocuments, dict, dict]:
+def build_document(
+    data: ExportData, spec: SimulationSpec = SPEC
+) -> tuple[PageDocuments, dict, dict]:
     """The page's Bokeh documents (named roots for the template), its JavaScript config and
-    its first markup outside Bokeh by template variable (the readouts, the lesson's)."""
-    state = initial_state(data)
+    its first markup outside Bokeh by template variable (the readouts, the lesson's), for
+    ``spec``'s controls."""
+    state = initial_state(data, spec)
     model = SimulationModel(state)
     views = build_views(model)
     lesson = build_lesson(model, views.models["heatmap"])
@@ -377,9 +396,10 @@ def _script_safe(text: str) -> str:
     return text.replace("</", "<\\/")
 
 
-def render_html(data: ExportData) -> str:
-    """The complete, self-contained HTML page for ``data``: BokehJS, scripts and data inline."""
-    documents, config, markup = build_document(data)
+def render_html(data: ExportData, spec: SimulationSpec = SPEC) -> str:
+    """The complete, self-contained HTML page for ``data`` and ``spec``'s controls: BokehJS,
+    scripts and data inline."""
+    documents, config, markup = build_document(data, spec)
     scripts = "\n".join(
         (
             UNCHANGED_STYLESHEETS_JS,

@@ -13,19 +13,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from app.page import ASSETS
 from app.simulation.presets import preset_options
 from app.simulation.spec import (
-    CONTROL_BY_NAME,
-    CONTROLS,
     NO_PRESET_LABEL,
     PRESET_LABEL,
+    SPEC,
     Control,
+    SimulationSpec,
 )
 
 
-def widget_names() -> tuple[str, ...]:
-    """Every widget the served page offers, top to bottom: the preset selector, each
-    control's widget (a slider's exact box as ``<name>_exact``) and ``resample``."""
+def widget_names(spec: SimulationSpec = SPEC) -> tuple[str, ...]:
+    """Every widget the served page of ``spec`` offers, top to bottom: the preset selector,
+    each control's widget (a slider's exact box as ``<name>_exact``) and ``resample``."""
     names = ["preset"]
-    for control in CONTROLS:
+    for control in spec.controls:
         if control.widget != "none":
             names.append(control.name)
         if control.exact_label:
@@ -203,11 +203,11 @@ def preset_spec(labels: Mapping[str, str]) -> dict[str, object]:
     }
 
 
-def widget_spec(name: str) -> dict[str, object]:
+def widget_spec(name: str, spec: SimulationSpec = SPEC) -> dict[str, object]:
     """What the page needs to draw the widget called ``name`` (one of
-    :func:`app.page.controls.widget_names`): a control's (:func:`control_spec`), the preset
-    scenes' choices (drawn as buttons, each applying a whole scene), a slider's exact box's
-    bounds and help, or the Resample button's words.
+    :func:`app.page.controls.widget_names` of ``spec``): a control's (:func:`control_spec`),
+    the preset scenes' choices (drawn as buttons, each applying a whole scene), a slider's
+    exact box's bounds and help, or the Resample button's words.
 
     Raises:
         ValueError: if no widget is called ``name``.
@@ -216,7 +216,7 @@ def widget_spec(name: str) -> dict[str, object]:
         return preset_spec({key: label for label, key in preset_options().items()})
     if name == RESAMPLE:
         return {"name": name, "label": RESAMPLE_LABEL, "widget": "action"}
-    control = CONTROL_BY_NAME.get(name.removesuffix(EXACT_SUFFIX))
+    control = spec.by_name.get(name.removesuffix(EXACT_SUFFIX))
     exact = name.endswith(EXACT_SUFFIX)
     if control is None or control.widget == "none" or (exact and not control.exact_label):
         raise ValueError(f"no widget is called {name!r}")
@@ -233,10 +233,10 @@ def widget_spec(name: str) -> dict[str, object]:
     return control_spec(control)
 
 
-def drawable(name: str) -> bool:
-    """Whether the page's components can draw the widget called ``name``."""
+def drawable(name: str, spec: SimulationSpec = SPEC) -> bool:
+    """Whether the page's components can draw the widget called ``name`` (of ``spec``)."""
     try:
-        widget_spec(name)
+        widget_spec(name, spec)
     except ValueError:
         return False
     return True
@@ -246,12 +246,14 @@ WHOLE_ROW_WIDGETS = ("preset", "buttons")
 """The widget kinds that take a whole row of the controls' grid (their CSS says so too)."""
 
 
-def whole_rows_first(names: Iterable[str]) -> list[str]:
+def whole_rows_first(names: Iterable[str], spec: SimulationSpec = SPEC) -> list[str]:
     """``names`` with the widgets that take a whole row first, the others after them in
     their order: those then pair up in a grid of two columns instead of leaving a hole
     beside one that a whole-row widget pushed down."""
     names = list(names)
-    return sorted(names, key=lambda name: widget_spec(name)["widget"] not in WHOLE_ROW_WIDGETS)
+    return sorted(
+        names, key=lambda name: widget_spec(name, spec)["widget"] not in WHOLE_ROW_WIDGETS
+    )
 
 
 def parameter_shown_by(name: str) -> str | None:

@@ -34,7 +34,7 @@ import numpy as np
 from app.page.weight_codes import CODE_NAME, code_spec, decode_weights, encode_weights
 from app.simulation.model import SimulationModel
 from app.simulation.parts import HistogramFrame, WeightsFrame, scale_factor
-from app.simulation.spec import CONTROL_NAMES, HISTOGRAMS, OUTPUT, ROW, SCORES, WEIGHTS
+from app.simulation.spec import HISTOGRAMS, OUTPUT, ROW, SCORES, WEIGHTS
 
 HISTOGRAM_FIELDS = (
     "left",
@@ -188,7 +188,7 @@ def frame_state(model: SimulationModel) -> dict[str, object]:
     """The controls' values a frame was computed for, by control name (those of the model's
     last refresh, which a refresh off the event loop took before the state moved on)."""
     values = model.computed_for
-    return {name: values[name] for name in CONTROL_NAMES}
+    return {name: values[name] for name in model.state.spec.names}
 
 
 def numbers_frame(model: SimulationModel, parts: Iterable[str], sequence: int) -> dict:

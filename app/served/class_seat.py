@@ -25,7 +25,6 @@ from app.page.views.quiz import TALLY, tally_choice
 from app.served.classroom import Classroom, Scene
 from app.served.components.class_bar import PRESENTER, STUDENT, ClassBar
 from app.served.ticks import Later
-from app.simulation.spec import CONTROL_NAMES
 from app.simulation.state import SimulationState
 
 QUESTION_CHOICES = {question: table["choices"] for question, table in TALLY.items()}
@@ -70,7 +69,7 @@ class ClassSeat:
         self.clock = clock
         """What the seat reads the time from (the answers' interval)."""
         self._last_answer = -ANSWER_INTERVAL_S
-        state.param.watch(self._on_state, [*CONTROL_NAMES, "preset"])
+        state.param.watch(self._on_state, [*state.spec.names, "preset"])
 
     def start(self) -> None:
         """Join the classroom (once the session follows its state and its page is there): a

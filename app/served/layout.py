@@ -19,7 +19,7 @@ from app.served.components.first_screen import FirstScreen
 from app.served.share import SHARE_TEXTS
 from app.served.ticks import once_page_loaded
 from app.simulation.presets import PRESETS, Preset
-from app.simulation.spec import CONTROL_BY_NAME, FIRST_SCREEN_CONTROLS, TITLE
+from app.simulation.spec import TITLE
 from app.simulation.state import SimulationState
 
 HEADER_CSS = with_breakpoints("""
@@ -60,17 +60,21 @@ class PageLayout:
         channel_key: str = "",
     ) -> None:
         shown = shown_controls
-        first_names = list(FIRST_SCREEN_CONTROLS if shown is None else shown)
+        spec = state.spec
+        first_names = list(spec.first_screen if shown is None else shown)
         if "seed" in first_names:
             first_names.insert(first_names.index("seed") + 1, "resample")
         # A control a lesson section offers is left to that section; a link's own choice
         # of controls shows those alone, without "More controls".
         more_names = (
             whole_rows_first(
-                name
-                for name in widget_names()
-                if name not in first_names
-                and not getattr(CONTROL_BY_NAME.get(name), "lesson_section", "")
+                (
+                    name
+                    for name in widget_names(spec)
+                    if name not in first_names
+                    and not getattr(spec.by_name.get(name), "lesson_section", "")
+                ),
+                spec,
             )
             if shown is None
             else []

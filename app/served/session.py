@@ -41,7 +41,7 @@ from app.simulation.query import (
     parse_shown_controls,
     query_value,
 )
-from app.simulation.spec import CONTROL_NAMES, SHOWABLE_CONTROLS
+from app.simulation.spec import SPEC, SimulationSpec
 from app.simulation.state import SimulationState
 
 URL_FOLLOWS_S = 1.0
@@ -89,6 +89,7 @@ class Session:
         defer: Later | None = None,
         pace: Later | None = None,
         classroom: Classroom | None = None,
+        spec: SimulationSpec = SPEC,
     ) -> None:
         self.location = location
         is_served = served()
@@ -118,7 +119,7 @@ class Session:
         self._url_quiet_at = self._url_late_at = 0.0
         """When the scheduled URL write is due: after a pause, or at the latest."""
         self._later_by = later_by(doc) if is_served else _run_at_once
-        self.state = SimulationState()
+        self.state = SimulationState.for_spec(spec)()
         if query:
             self.state.apply_query(query)
         self.embed = parse_embed(query or {}) if embed is None else embed
@@ -130,7 +131,7 @@ class Session:
         self.figures.on_pick_row = self.pick_row
         self.figures.channel = self.channel
         self.lesson: LessonSections | None = None
-        self.shown_controls, control_notices = parse_shown_controls(query or {}, SHOWABLE_CONTROLS)
+        self.shown_controls, control_notices = parse_shown_controls(query or {}, spec.showable)
         """The only controls the page shows (``?controls=``), or None for the usual ones."""
         self.notice = " ".join(filter(None, [self.state.notice, *control_notices]))
         """What the link asked for that was fixed or ignored, in plain text."""
@@ -163,7 +164,7 @@ class Session:
             controls = self.layout.drawn_controls
             controls.channel = self.channel
             self.channel.receive_with(controls.channel_target, controls.take_message)
-        self.state.param.watch(self._on_controls, list(CONTROL_NAMES))
+        self.state.param.watch(self._on_controls, list(spec.names))
         self.state.param.watch(self._on_preset, "preset")
         self.layout.first_screen.param.watch(self._on_gate, "lesson_opened")
         if self.seat is not None:
@@ -387,10 +388,12 @@ def build_app(
     embed: bool | None = None,
     location: Location | None = None,
     classroom: Classroom | None = None,
+    spec: SimulationSpec = SPEC,
 ) -> pn.viewable.Viewable:
     """Build one session's page; ``query`` holds the untrusted URL arguments, if any.
 
     ``embed=True`` (or ``?embed=true``) gives the compact layout for iframes and notebooks:
-    no header, the controls above the plots.
+    no header, the controls above the plots. ``spec`` holds the controls it offers (the
+    app's unless given).
     """
-    return Session(query, embed=embed, location=location, classroom=classroom).page
+    return Session(query, embed=embed, location=location, classroom=classroom, spec=spec).page

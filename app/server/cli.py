@@ -320,6 +320,8 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as error:
         raise SystemExit(f"sdpa-sim: {error}") from None
     print(start_class_mode(options, workers), flush=True)
+    for line in changed_internals_warnings():
+        print(line, file=sys.stderr, flush=True)
     if workers > 1:
         if not sys.platform.startswith("linux"):
             # The front hands connections over Unix SOCK_SEQPACKET sockets, which macOS and
@@ -332,6 +334,20 @@ def main(argv: list[str] | None = None) -> None:
 
     sys.argv = ["panel", *arguments]
     panel_main()
+
+
+def changed_internals_warnings() -> list[str]:
+    """One warning line per Panel or Bokeh internal the app relies on that is not as it was
+    checked (:func:`app.compat.internals_changed`), naming what may misbehave; none when
+    all are in place."""
+    from app.compat import CHECKED_BOKEH, CHECKED_PANEL, internals_changed
+
+    checked = f"Panel {', '.join(CHECKED_PANEL)} and Bokeh {', '.join(CHECKED_BOKEH)}"
+    return [
+        f"sdpa-sim: warning: {what}: not as checked with {checked}, so it may misbehave; "
+        "`pip install .` installs versions that were"
+        for what in internals_changed()
+    ]
 
 
 def sign_sessions() -> None:

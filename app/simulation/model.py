@@ -51,7 +51,7 @@ __all__ = [
 """The model, and the names of its parts (from app.simulation.spec) that views look for."""
 
 CONTROLS = frozenset(CONTROL_NAMES)
-"""Every control of the state; each feeds at least one part of :data:`INPUTS`."""
+"""Every control of the app's state; each feeds at least one part of :data:`INPUTS`."""
 
 
 SHARED_WEIGHTS_MAX_N = 256
@@ -137,14 +137,14 @@ class SimulationModel(param.Parameterized):
 
     def __init__(self, state: SimulationState | None = None, **params: object) -> None:
         super().__init__(state=state or SimulationState(), **params)
-        self.refresh(CONTROLS)
+        self.refresh(self.state.spec.names)
 
     def builds_tables(self, changed: Iterable[str], values: Mapping[str, object]) -> bool:
         """Whether :meth:`refresh` for the ``changed`` controls at ``values`` would first
         build a seed's tables of pooled pairs (~0.5 s, the GIL released: Resample, or a
         link's seed, that no session of the process has drawn lately), which a server runs
         off the thread that serves every other student."""
-        if not set(changed) & INPUTS[HISTOGRAMS]:
+        if HISTOGRAMS not in self.state.spec.parts_fed_by(changed):
             return False
         return not histograms_ready(int(values["seed"]), law_of(SimpleNamespace(**values)))
 
@@ -153,14 +153,15 @@ class SimulationModel(param.Parameterized):
     ) -> set[str]:
         """Recompute what depends on the ``changed`` controls; return the parts that changed.
 
-        The parts are the keys of :data:`INPUTS`; ``"view"`` (the heatmap's view changed)
+        The parts are those the state's spec says depend on them
+        (:meth:`app.simulation.spec.SimulationSpec.parts_fed_by`; the app's graph is
+        :data:`INPUTS`); ``"view"`` (the heatmap's view changed)
         needs no new data. ``values`` are the controls' values to compute for (default: the
         state's now, :meth:`SimulationState.control_values`): a refresh run in another
         thread is given them, taken on the event loop, since the state may move meanwhile.
         One refresh at a time per model.
         """
-        changed = set(changed)
-        parts = {part for part, inputs in INPUTS.items() if changed & inputs}
+        parts = self.state.spec.parts_fed_by(changed)
         values = dict(values) if values is not None else self.state.control_values()
         state = SimpleNamespace(**values)
         law = law_of(state)

@@ -38,7 +38,7 @@ from urllib.parse import unquote_plus, urlencode
 
 from app.simulation.address import OMITTED, read_omitted
 from app.simulation.presets import PRESETS
-from app.simulation.spec import CONTROLS
+from app.simulation.spec import SPEC, SimulationSpec
 
 MAX_VALUE_LENGTH = 64
 """Longer query values are refused unread."""
@@ -91,17 +91,29 @@ class QueryParameter:
     """Whether an empty value is a valid ``choice`` (``preset=``: no preset)."""
 
 
-PARAMETERS: tuple[QueryParameter, ...] = (
-    # First: a link may name a scene and then change some of its controls.
-    QueryParameter("preset", "choice", choices=tuple(PRESETS), blank=True),
-    *(
-        QueryParameter(control.name, control.kind, control.bounds, tuple(control.choices))
-        for control in CONTROLS
-    ),
-)
+@functools.cache
+def query_parameters(spec: SimulationSpec = SPEC) -> tuple[QueryParameter, ...]:
+    """The parameters a page of ``spec`` reads and writes, in the order the URL shows them:
+    the preset, then each control in the spec's order."""
+    return (
+        # First: a link may name a scene and then change some of its controls.
+        QueryParameter("preset", "choice", choices=tuple(PRESETS), blank=True),
+        *(
+            QueryParameter(control.name, control.kind, control.bounds, tuple(control.choices))
+            for control in spec.controls
+        ),
+    )
+
+
+def query_parameter_names(spec: SimulationSpec = SPEC) -> tuple[str, ...]:
+    """The names of :func:`query_parameters`, in the URL's order."""
+    return tuple(parameter.name for parameter in query_parameters(spec))
+
+
+PARAMETERS: tuple[QueryParameter, ...] = query_parameters(SPEC)
 """The parameters the app reads and writes, in the order the URL shows them."""
 
-PARAMETER_NAMES = tuple(parameter.name for parameter in PARAMETERS)
+PARAMETER_NAMES = query_parameter_names(SPEC)
 
 
 @dataclass
@@ -243,15 +255,16 @@ def _text(raw: Sequence[bytes | str] | bytes | str) -> str:
     return last.decode("utf-8", errors="replace") if isinstance(last, bytes) else str(last)
 
 
-def parse_query(args: QueryArgs) -> ParsedQuery:
-    """Parse untrusted query arguments (as in ``pn.state.session_args``) into control values.
+def parse_query(args: QueryArgs, spec: SimulationSpec = SPEC) -> ParsedQuery:
+    """Parse untrusted query arguments (as in ``pn.state.session_args``) into the values of
+    ``spec``'s controls.
 
     Unknown names are ignored silently (course pages add their own); a known name with a
     bad value is clamped or ignored and explained in ``notices``. When a name repeats, the
     last value wins. Never raises for any input.
     """
     parsed = ParsedQuery()
-    for parameter in PARAMETERS:
+    for parameter in query_parameters(spec):
         if parameter.name not in args:
             continue
         text = _text(args[parameter.name]).strip()
@@ -389,10 +402,10 @@ def _unicode_tables() -> tuple[tuple[int, ...], tuple[int, ...]]:
     return zeros, tuple(ord(c) for c in characters if c.isspace())
 
 
-def query_spec() -> dict:
-    """The rules above as data, for the offline page's query.js (one source of truth),
-    with the templates of its notices (:data:`NOTICE_TEXTS`), which it fills as
-    :func:`notice` does."""
+def query_spec(spec: SimulationSpec = SPEC) -> dict:
+    """The rules above as data, for the offline page's query.js (one source of truth):
+    ``spec``'s parameters, with the templates of its notices (:data:`NOTICE_TEXTS`), which
+    it fills as :func:`notice` does."""
     return {
         "parameters": [
             {
@@ -402,7 +415,7 @@ def query_spec() -> dict:
                 "choices": list(parameter.choices),
                 "blank": parameter.blank,
             }
-            for parameter in PARAMETERS
+            for parameter in query_parameters(spec)
         ],
         "true": list(TRUE_WORDS),
         "false": list(FALSE_WORDS),

@@ -1,18 +1,21 @@
 """The one description of every control and of the words both pages share.
 
 Each :class:`Control` entry gives a control's name (also its URL parameter and state parameter),
-label, kind, bounds or slider grid, default, help and the model parts that depend on it. The state's
-parameters (app/simulation/state.py), the served widgets (app/page/controls.py), the offline page's
+label, kind, bounds or slider grid, default, help and the model parts that depend on it.
+:class:`SimulationSpec` holds a set of them and what follows (the recompute graph, the URL
+order); :data:`SPEC` is the app's, from :data:`CONTROLS`. The state's parameters
+(app/simulation/state.py), the served widgets (app/page/controls.py), the offline page's
 widgets (app/page/offline_controls.py), both URL parsers (app/simulation/query.py and, through
-:func:`page_spec`, app/page/assets/query.js), the recompute graph (app/simulation/model.py) and the
-URL order all come from :data:`CONTROLS`. A new control is one entry here plus the view that draws
-it.
+:func:`page_spec`, app/page/assets/query.js) and the recompute graph (app/simulation/model.py)
+all read a spec. A new control is one entry here plus the view that draws it
+(``tests/model/test_new_control.py`` adds one through :meth:`SimulationSpec.with_control`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
@@ -303,28 +306,112 @@ CONTROLS: tuple[Control, ...] = (
 )
 """Every control, in the order the URL writes them (after ``preset``)."""
 
-ASSUMPTION_CONTROLS = tuple(c.name for c in CONTROLS if c.lesson_section == "assumptions")
+
+@dataclass(frozen=True, eq=False)
+class SimulationSpec:
+    """A set of controls and what follows from it: the recompute graph, the URL's order,
+    the widgets a link may name.
+
+    The app's is :data:`SPEC`. The state (:meth:`app.simulation.state.SimulationState.for_spec`),
+    the URL rules (:func:`app.simulation.query.query_parameters`), the recompute graph
+    (:class:`app.simulation.model.SimulationModel`), both pages' widgets and the offline page's
+    data all read a spec, so that a new control (:meth:`with_control`) reaches each of them
+    from its one entry. Compared and hashed by identity: a spec is built once and kept.
+    """
+
+    controls: tuple[Control, ...]
+    """Every control, in the order the URL writes them (after ``preset``)."""
+
+    def __post_init__(self) -> None:
+        names = [control.name for control in self.controls]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"controls named more than once: {', '.join(repeated)}")
+        for control in self.controls:
+            if not control.feeds or not control.feeds <= set(ALL_PARTS):
+                raise ValueError(
+                    f"control {control.name!r} must feed some of the parts {', '.join(ALL_PARTS)}"
+                )
+
+    def with_control(self, control: Control, *, after: str | None = None) -> SimulationSpec:
+        """This spec with ``control`` added, last or right after the control named ``after``.
+
+        Raises:
+            ValueError: if a control of that name exists, ``after`` names none, or the
+                control feeds no part of the model.
+        """
+        controls = list(self.controls)
+        position = len(controls)
+        if after is not None:
+            if after not in self.by_name:
+                raise ValueError(f"no control is called {after!r}")
+            position = self.names.index(after) + 1
+        controls.insert(position, control)
+        return SimulationSpec(tuple(controls))
+
+    @functools.cached_property
+    def by_name(self) -> Mapping[str, Control]:
+        """Each control by its name."""
+        return MappingProxyType({control.name: control for control in self.controls})
+
+    @functools.cached_property
+    def names(self) -> tuple[str, ...]:
+        """The controls' names, in the spec's order: the parameters a preset sets."""
+        return tuple(control.name for control in self.controls)
+
+    @functools.cached_property
+    def inputs(self) -> Mapping[str, frozenset[str]]:
+        """Each model part → the controls it depends on (the recompute graph)."""
+        return MappingProxyType(
+            {
+                part: frozenset(c.name for c in self.controls if part in c.feeds)
+                for part in ALL_PARTS
+            }
+        )
+
+    def parts_fed_by(self, changed: Iterable[str]) -> set[str]:
+        """The model parts to recompute when the controls ``changed`` change."""
+        changed = set(changed)
+        return {part for part, inputs in self.inputs.items() if changed & inputs}
+
+    @functools.cached_property
+    def first_screen(self) -> tuple[str, ...]:
+        """The controls a student moves most, beside the plots on every layout."""
+        return tuple(c.name for c in self.controls if c.first_screen)
+
+    @functools.cached_property
+    def showable(self) -> tuple[str, ...]:
+        """What ``?controls=`` may name: the preset selector and every control with a widget."""
+        return ("preset", *(c.name for c in self.controls if c.widget != "none"))
+
+    def in_section(self, section: str) -> tuple[str, ...]:
+        """The controls a lesson section offers (:attr:`Control.lesson_section`), in order."""
+        return tuple(c.name for c in self.controls if c.lesson_section == section)
+
+
+SPEC = SimulationSpec(CONTROLS)
+"""The app's controls: what every page serves and exports."""
+
+ASSUMPTION_CONTROLS = SPEC.in_section("assumptions")
 """The controls of the lesson's "When the assumptions break" section, top to bottom; at
 their defaults the page is the lesson's, number for number."""
 
-CONTROL_BY_NAME: Mapping[str, Control] = MappingProxyType({c.name: c for c in CONTROLS})
+CONTROL_BY_NAME: Mapping[str, Control] = SPEC.by_name
 
-CONTROL_NAMES = tuple(control.name for control in CONTROLS)
+CONTROL_NAMES = SPEC.names
 """The controls' names: the parameters a preset sets."""
 
 D_K_DEFAULT = CONTROL_BY_NAME["d_k"].default
 TEMPERATURE_DEFAULT = CONTROL_BY_NAME["temperature"].default
 N_DEFAULT = CONTROL_BY_NAME["n"].default
 
-INPUTS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {part: frozenset(c.name for c in CONTROLS if part in c.feeds) for part in ALL_PARTS}
-)
+INPUTS: Mapping[str, frozenset[str]] = SPEC.inputs
 """Each model part → the controls it depends on (the recompute graph)."""
 
-FIRST_SCREEN_CONTROLS = tuple(c.name for c in CONTROLS if c.first_screen)
+FIRST_SCREEN_CONTROLS = SPEC.first_screen
 """The controls a student moves most, beside the plots on every layout."""
 
-SHOWABLE_CONTROLS = ("preset", *(c.name for c in CONTROLS if c.widget != "none"))
+SHOWABLE_CONTROLS = SPEC.showable
 """What ``?controls=`` may name: the preset selector and every control with a widget."""
 
 PRESET_LABEL = "preset scene"
@@ -351,13 +438,14 @@ UNIFORM_ENTROPY_FRACTION = 0.95
 rows are called nearly uniform."""
 
 
-def page_spec(*, offline_only: bool = False) -> dict:
-    """The controls, texts and thresholds as JSON-ready data, for the offline page's scripts.
+def page_spec(spec: SimulationSpec = SPEC, *, offline_only: bool = False) -> dict:
+    """The controls of ``spec``, the texts and thresholds as JSON-ready data, for the
+    offline page's scripts.
 
     ``offline_only`` keeps only the controls the exported page offers; the recompute graph
     then names only those.
     """
-    controls = [c for c in CONTROLS if c.offline or not offline_only]
+    controls = [c for c in spec.controls if c.offline or not offline_only]
     names = {c.name for c in controls}
     return {
         "controls": [
@@ -376,7 +464,7 @@ def page_spec(*, offline_only: bool = False) -> dict:
             for c in controls
         ],
         "inputs": {
-            part: sorted(inputs & names) for part, inputs in INPUTS.items() if inputs & names
+            part: sorted(inputs & names) for part, inputs in spec.inputs.items() if inputs & names
         },
         "title": TITLE,
         "intro": INTRO,

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+from typing import ClassVar
 
 import param
 
 from app.simulation.presets import PRESETS, preset_matches, preset_named
 from app.simulation.query import (
-    PARAMETER_NAMES,
     QueryArgs,
     format_query_value,
     limit_indexes,
     omitted_notices,
     parse_query,
+    query_parameter_names,
 )
-from app.simulation.spec import CONTROL_NAMES, CONTROLS, SEED_BOUNDS, Control
+from app.simulation.spec import SEED_BOUNDS, SPEC, Control, SimulationSpec
 
 
 def _parameter(control: Control) -> param.Parameter:
@@ -33,10 +35,14 @@ def _parameter(control: Control) -> param.Parameter:
 class SimulationState(param.Parameterized):
     """What the student has chosen: the controls of the simulation, nothing derived.
 
-    Its parameters are the controls of app/simulation/spec.py (added below the class).
-    Values set from untrusted sources go through :meth:`apply_query`, which clamps or
-    ignores bad ones and explains each in :attr:`notice`.
+    Its parameters are the controls of :attr:`spec` (the app's, :data:`app.simulation.spec.SPEC`,
+    added below the class; :meth:`for_spec` gives the state of another spec). Values set
+    from untrusted sources go through :meth:`apply_query`, which clamps or ignores bad ones
+    and explains each in :attr:`notice`.
     """
+
+    spec: ClassVar[SimulationSpec] = SPEC
+    """The controls this state holds."""
 
     preset = param.Selector(
         default="",
@@ -47,6 +53,16 @@ class SimulationState(param.Parameterized):
         default="", doc="Plain-text explanation of the query values that were fixed or ignored."
     )
 
+    @classmethod
+    def for_spec(cls, spec: SimulationSpec) -> type[SimulationState]:
+        """The state class whose controls are ``spec``'s: this class for the app's spec,
+        else a subclass with a parameter for each of ``spec``'s controls, made once per spec.
+
+        Every method reads :attr:`spec`; a parameter of the app's that ``spec`` lacks is
+        kept at its default and read by nothing.
+        """
+        return cls if spec is cls.spec else _state_class(cls, spec)
+
     def apply_query(self, args: QueryArgs) -> None:
         """Set the controls from untrusted query arguments; explain what was fixed in ``notice``.
 
@@ -56,11 +72,11 @@ class SimulationState(param.Parameterized):
         the parameters the server left out as too long are named
         (:func:`app.simulation.query.omitted_notices`).
         """
-        parsed = parse_query(args)
+        parsed = parse_query(args, self.spec)
         values = dict(parsed.values)
         key = values.pop("preset", "")
         merged = {**(dict(PRESETS[key].values) if key else {}), **values}
-        current = {name: getattr(self, name) for name in CONTROL_NAMES}
+        current = {name: getattr(self, name) for name in self.spec.names}
         notices = [*parsed.notices, *limit_indexes(merged, current), *omitted_notices(args)]
         self.param.update(**self._with_preset(merged, key), notice=" ".join(notices))
 
@@ -86,7 +102,7 @@ class SimulationState(param.Parameterized):
         """``values`` and the preset they leave the state in: ``key`` if every control
         still has its scene's value once they are set, else ''."""
         if key:
-            current = {name: getattr(self, name) for name in CONTROL_NAMES}
+            current = {name: getattr(self, name) for name in self.spec.names}
             key = key if preset_matches({**current, **values}, key) else ""
         return {**values, "preset": key}
 
@@ -97,11 +113,14 @@ class SimulationState(param.Parameterized):
     def control_values(self) -> dict[str, object]:
         """Every control's value now, by name: what a refresh reads, taken at once so that a
         refresh run off the event loop computes one consistent state while this one moves on."""
-        return {name: getattr(self, name) for name in CONTROL_NAMES}
+        return {name: getattr(self, name) for name in self.spec.names}
 
     def query(self) -> dict[str, str]:
         """The controls as URL query values, in the order the URL shows them."""
-        return {name: format_query_value(getattr(self, name)) for name in PARAMETER_NAMES}
+        return {
+            name: format_query_value(getattr(self, name))
+            for name in query_parameter_names(self.spec)
+        }
 
     def coerce(self, name: str, value: object) -> object | None:
         """The value control ``name`` takes for ``value`` from an untrusted page (a widget's
@@ -134,5 +153,13 @@ class SimulationState(param.Parameterized):
         return int(clamped) if isinstance(parameter, param.Integer) else float(clamped)
 
 
-for _control in CONTROLS:
+for _control in SPEC.controls:
     SimulationState.param.add_parameter(_control.name, _parameter(_control))
+
+
+@functools.cache
+def _state_class(base: type[SimulationState], spec: SimulationSpec) -> type[SimulationState]:
+    """A subclass of ``base`` holding ``spec``'s controls (:meth:`SimulationState.for_spec`)."""
+    members: dict[str, object] = {c.name: _parameter(c) for c in spec.controls}
+    members.update(spec=spec, __doc__=base.__doc__, __module__=base.__module__)
+    return type(base.__name__, (base,), members)

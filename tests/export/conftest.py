@@ -133,15 +133,20 @@ def _open(
 
 @pytest.fixture
 def open_export(chromium: Any, exported_file: Path) -> Iterator[Callable[..., OfflinePage]]:
-    """Open the exported file with an optional query string, window size and system colour
-    scheme (light unless given); on teardown, fail if any page reported an error or tried to
-    reach the network."""
+    """Open the exported file (or another exported ``path``) with an optional query string,
+    window size and system colour scheme (light unless given); on teardown, fail if any page
+    reported an error or tried to reach the network."""
     pages: list[OfflinePage] = []
 
     def open_page(
-        query: str = "", width: int = 1280, height: int = 800, color_scheme: str = "light"
+        query: str = "",
+        width: int = 1280,
+        height: int = 800,
+        color_scheme: str = "light",
+        *,
+        path: Path | None = None,
     ) -> OfflinePage:
-        opened = _open(chromium, exported_file, query, width, height, color_scheme)
+        opened = _open(chromium, path or exported_file, query, width, height, color_scheme)
         pages.append(opened)
         return opened
 

@@ -16,13 +16,19 @@ from pathlib import Path
 
 import pytest
 
-import app.page.offline_controls as export_widgets
-import app.simulation.spec as controls_spec
 from app.export.page import SCRIPTS, build_document
-from app.page.controls import control_spec
+from app.page.controls import control_spec, widget_spec
 from app.page.kernel_data import FIXED_CONTROLS, build_export_data, slider_grids
 from app.page.lesson import LESSON_CONTROLS
-from app.simulation.spec import CONTROLS, INPUTS, INTRO, TITLE, Control, page_spec
+from app.simulation.spec import (
+    CONTROLS,
+    INPUTS,
+    INTRO,
+    TITLE,
+    Control,
+    SimulationSpec,
+    page_spec,
+)
 
 from .test_page import config_of
 
@@ -127,18 +133,21 @@ def test_every_offline_control_is_drawn_from_the_served_pages_spec() -> None:
     assert sorted(placed) == sorted(config["widgets"])
 
 
-def test_a_label_changed_in_the_spec_changes_both_pages(monkeypatch: pytest.MonkeyPatch) -> None:
-    renamed = tuple(replace(control, label=f"{control.label} (renamed)") for control in CONTROLS)
-    monkeypatch.setattr(controls_spec, "CONTROLS", renamed)
-    offline = tuple(control for control in renamed if control.offline)
-    monkeypatch.setattr(export_widgets, "OFFLINE_CONTROLS", offline)
-    _, config, _ = build_document(build_export_data(16, 16, 0))
+def test_a_label_changed_in_the_spec_changes_both_pages() -> None:
+    renamed = SimulationSpec(
+        tuple(replace(control, label=f"{control.label} (renamed)") for control in CONTROLS)
+    )
+    _, config, _ = build_document(build_export_data(16, 16, 0), renamed)
     labels = {entry["name"]: entry["label"] for entry in config["controls"]}
+    offline = [control for control in renamed.controls if control.offline]
+    assert [control.name for control in offline] == [control.name for control in OFFLINE]
     for control in offline:
         assert control.label.endswith(" (renamed)")
         assert exported_words(config, control)[0] == control.label
         assert labels[control.name] == control.label
         assert control_spec(control)["label"] == control.label
+        if control.widget != "none":
+            assert widget_spec(control.name, renamed)["label"] == control.label
 
 
 def code_of(script: Path) -> str:

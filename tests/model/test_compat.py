@@ -7,6 +7,7 @@ from concurrent.futures import Future
 
 import panel as pn
 import panel.io.server as panel_server
+import pytest
 from bokeh.document import Document
 from panel.io.resources import Resources
 
@@ -249,3 +250,28 @@ def test_both_pages_draw_images_only_through_the_compat_helper() -> None:
     assert [path.name for path in scripts if "core/util/ndarray" in path.read_text()] == []
     for module in (DrawnFigures._esm, DrawnLesson._esm):
         assert module.startswith(compat.BOKEH_IMAGE_JS)
+
+
+def test_every_internal_the_app_relies_on_is_as_checked() -> None:
+    """What ``sdpa-sim`` warns about as it starts: nothing on the versions installed."""
+    assert compat.internals_changed() == []
+
+
+def test_an_internal_that_changed_is_named_in_a_warning_as_sdpa_sim_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app.server.cli import changed_internals_warnings
+
+    def moved() -> bool:
+        raise AttributeError("'module' object has no attribute 'ndarray'")
+
+    monkeypatch.setattr(compat, "bokeh_ndarray_present", moved)
+    monkeypatch.setattr(compat, "write_bookkeeping_present", lambda: False)
+    assert compat.internals_changed() == [
+        "the pacing of a session's updates (Panel's pending writes)",
+        "the heatmap's images (BokehJS's ndarray)",
+    ]
+    warnings = changed_internals_warnings()
+    assert len(warnings) == 2
+    assert warnings[1].startswith("sdpa-sim: warning: the heatmap's images (BokehJS's ndarray)")
+    assert "Panel 1.9, 1.10 and Bokeh 3.9, 3.10" in warnings[1]

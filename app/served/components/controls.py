@@ -38,10 +38,7 @@ from app.page.controls import (
 )
 from app.page.views.disclosure import boxed_disclosure_css
 from app.served.components.framed import ChannelReceiver, channel_script
-from app.simulation.spec import (
-    CONTROL_BY_NAME,
-    nearest_on_grid,
-)
+from app.simulation.spec import nearest_on_grid
 from app.simulation.state import SimulationState
 
 log = logging.getLogger(__name__)
@@ -77,7 +74,7 @@ class ControlBinding:
         self.state = state
         self.owner = owner
         """The component the controls are drawn by, as the log names it."""
-        self._specs = {name: widget_spec(name) for name in names}
+        self._specs = {name: widget_spec(name, state.spec) for name in names}
         self._answer = answer
         self.values = self._values()
         """By widget name: the state's value as the page draws it (:meth:`_values`)."""
@@ -106,7 +103,7 @@ class ControlBinding:
             value = getattr(self.state, state_name)
             kind = spec["widget"]
             if kind == "slider":
-                control = CONTROL_BY_NAME[name]
+                control = self.state.spec.by_name[name]
                 position = control.grid.index(nearest_on_grid(value, control.grid))
                 values[name] = {"index": position, "text": shown_value(control, value)}
             elif kind in ("buttons", "preset"):
@@ -162,7 +159,7 @@ class ControlBinding:
             return
         # The page already shows what it sent: the position and its value, the typed number.
         if kind == "slider":
-            control = CONTROL_BY_NAME[name]
+            control = self.state.spec.by_name[name]
             index = msg["index"]
             self._on_page[name] = {
                 "index": index,
@@ -209,7 +206,7 @@ class ControlBinding:
         if kind == "number":
             # A whole number only (JSON's 64, never 64.5, true or "64"); clamped later.
             return (name, value) if type(value) is int else None
-        control = CONTROL_BY_NAME[name]
+        control = self.state.spec.by_name[name]
         index = msg.get("index")
         if type(index) is not int or not 0 <= index < len(control.grid):
             return None
@@ -284,8 +281,8 @@ class DrawnControls(CheckedPageChanges, ChannelReceiver, JSComponent):
         share: Callable[[str], str] | None = None,
         **params: Any,
     ) -> None:
-        first = [name for name in names if drawable(name)]
-        under_more = [name for name in more if drawable(name) and name not in first]
+        first = [name for name in names if drawable(name, state.spec)]
+        under_more = [name for name in more if drawable(name, state.spec) and name not in first]
         self.binding = ControlBinding(
             state, [*first, *under_more], self._answer, type(self).__name__
         )
