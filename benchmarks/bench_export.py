@@ -58,13 +58,14 @@ TIMING_HOOK = """() => {
         });
     };
     const page = SdpaExport.page;
-    for (const [method, samples] of [
-        ["set", bench.samples],
-        ["renderHistograms", bench.histograms],
-        ["lessonDrawn", bench.lesson],
+    // The page's own steps, and its lesson's (offline_lesson.js) once all views are drawn.
+    for (const [target, method, samples] of [
+        [page, "set", bench.samples],
+        [page, "renderHistograms", bench.histograms],
+        [page.lesson, "lessonDrawn", bench.lesson],
     ]) {
-        const original = page[method].bind(page);
-        page[method] = (...args) => {
+        const original = target[method].bind(target);
+        target[method] = (...args) => {
             timeNextFrame(samples);
             return original(...args);
         };
@@ -134,7 +135,7 @@ def _hold(page: Any, slider: str, keys: list[str], interval_s: float) -> list[fl
 
 FIRST_PAINT_HOOK = """() => {
     // Wraps the page's start (called once BokehJS has built the first document) to time
-    // the frame that first shows the computed first screen, and the page's lessonDrawn to
+    // the frame that first shows the computed first screen, and its lesson's lessonDrawn to
     // time the frame after the lesson's document came and its views were all drawn.
     let api;
     const timeNextFrame = (name) => requestAnimationFrame(() => {
@@ -152,8 +153,8 @@ FIRST_PAINT_HOOK = """() => {
                 start(...args);
                 timeNextFrame("__painted");
                 const page = api.page;
-                const lessonDrawn = page.lessonDrawn.bind(page);
-                page.lessonDrawn = () => {
+                const lessonDrawn = page.lesson.lessonDrawn.bind(page.lesson);
+                page.lesson.lessonDrawn = () => {
                     lessonDrawn();
                     if (page.sectionsReady && window.__lesson === undefined) {
                         window.__lesson = 0;

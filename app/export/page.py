@@ -109,6 +109,7 @@ SCRIPTS = (
             "assumptions.js",
             "kernel_source.js",
             "figures.js",
+            "offline_lesson.js",
             "controller.js",
         )
     ),

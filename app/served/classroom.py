@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from app.simulation.presets import PRESETS
-from app.simulation.spec import CONTROL_NAMES
+from app.simulation.spec import SPEC, SimulationSpec
 from app.simulation.state import SimulationState
 
 PRESENTER_KEY_ENV = "SDPA_SIM_PRESENTER_KEY"
@@ -122,11 +122,14 @@ class Classroom:
     with a bus (:meth:`connect`), the class across the processes that share it.
 
     ``presenter_key`` is the key a presenter link carries; empty, nobody presents and the
-    classroom stays empty (sessions do not join it).
+    classroom stays empty (sessions do not join it). ``spec`` holds the controls a scene
+    may set (the app's unless given: the process's pages are of one spec).
     """
 
-    def __init__(self, presenter_key: str = "") -> None:
+    def __init__(self, presenter_key: str = "", spec: SimulationSpec = SPEC) -> None:
         self._key = presenter_key.encode("utf-8")
+        self.spec = spec
+        """The controls a scene may set."""
         self._presenters: list[ClassMember] = []
         self._students: list[ClassMember] = []
         self.scene: Scene | None = None
@@ -354,7 +357,7 @@ class Classroom:
         scene for this process's students, its status, or a reset of the answers."""
         kind = payload.get("kind")
         if kind == "scene" and isinstance(payload.get("scene"), dict):
-            self._deliver(checked_scene(payload["scene"]))
+            self._deliver(checked_scene(payload["scene"], self.spec))
         elif kind == "status":
             status = checked_status(payload)
             origin = payload.get("origin")
@@ -447,14 +450,15 @@ def checked_status(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def checked_scene(scene: Mapping[str, object]) -> dict[str, object]:
-    """A scene that crossed the bus as JSON, each value through the state's own checks (as
-    a page's would: clamped, or left out when it is of the wrong kind) and the preset kept
-    only if it names one; checked once for all of this process's students."""
-    checker = _scene_checker()
+def checked_scene(scene: Mapping[str, object], spec: SimulationSpec = SPEC) -> dict[str, object]:
+    """A scene that crossed the bus as JSON, each of ``spec``'s controls through the
+    state's own checks (as a page's would: clamped, or left out when it is of the wrong
+    kind), any other name left out, and the preset kept only if it names one; checked once
+    for all of this process's students."""
+    checker = _scene_checker(spec)
     values: dict[str, object] = {}
     for name, value in scene.items():
-        if name in CONTROL_NAMES:
+        if name in spec.by_name:
             checked = checker.coerce(name, value)
             if checked is not None:
                 values[name] = checked
@@ -465,18 +469,19 @@ def checked_scene(scene: Mapping[str, object]) -> dict[str, object]:
 
 
 @functools.cache
-def _scene_checker() -> SimulationState:
+def _scene_checker(spec: SimulationSpec) -> SimulationState:
     # Only its parameters' rules are read (SimulationState.coerce), never its values.
-    return SimulationState()
+    return SimulationState.for_spec(spec)()
 
 
 @functools.cache
-def process_classroom() -> Classroom:
-    """This process's classroom, keyed by :data:`PRESENTER_KEY_ENV` (no key: disabled) and,
-    with :data:`app.served.class_bus.BUS_ENV`, on the class bus."""
+def process_classroom(spec: SimulationSpec = SPEC) -> Classroom:
+    """This process's classroom for the pages of ``spec``, keyed by
+    :data:`PRESENTER_KEY_ENV` (no key: disabled) and, with
+    :data:`app.served.class_bus.BUS_ENV`, on the class bus."""
     from app.served.class_bus import BUS_ENV
 
-    classroom = Classroom(os.environ.get(PRESENTER_KEY_ENV, ""))
+    classroom = Classroom(os.environ.get(PRESENTER_KEY_ENV, ""), spec)
     bus = os.environ.get(BUS_ENV, "")
     if classroom.enabled and bus:
         classroom.connect(bus)

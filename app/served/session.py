@@ -135,7 +135,7 @@ class Session:
         """The only controls the page shows (``?controls=``), or None for the usual ones."""
         self.notice = " ".join(filter(None, [self.state.notice, *control_notices]))
         """What the link asked for that was fixed or ignored, in plain text."""
-        classroom = process_classroom() if classroom is None else classroom
+        classroom = process_classroom(spec) if classroom is None else classroom
         self.seat = (
             ClassSeat(
                 classroom,

@@ -20,7 +20,7 @@ def test_each_severity_has_light_and_dark_colours_and_an_icon() -> None:
 def test_a_close_press_hides_a_closeable_alert() -> None:
     # Outside a server, Panel runs scheduled callbacks at once.
     alert = AlertBox(title="t", object="words", closeable=True)
-    alert._handle_msg({"closed": True})
+    alert.take_message({"closed": True})
     assert not alert.visible
 
 
@@ -37,11 +37,11 @@ def test_a_close_press_hides_a_closeable_alert() -> None:
 )
 def test_anything_else_leaves_the_alert_shown(message: object) -> None:
     alert = AlertBox(title="t", object="words", closeable=True)
-    alert._handle_msg(message)
+    alert.take_message(message)
     assert alert.visible
 
 
 def test_an_alert_without_a_close_button_cannot_be_closed() -> None:
     alert = AlertBox(title="t", object="words")
-    alert._handle_msg({"closed": True})
+    alert.take_message({"closed": True})
     assert alert.visible

@@ -217,15 +217,15 @@ def test_controls_follow_at_once_and_moves_fold_into_one_lesson_update() -> None
     simulation = Session(defer=pending.append)
     # The controls are drawn in the page: their moves come as messages.
     sliders = simulation.layout.drawn_controls
-    sliders._handle_msg({"name": "d_k", "index": D_K_GRID.index(128)})
-    sliders._handle_msg({"name": "d_k", "index": D_K_GRID.index(256)})  # before the update
+    sliders.take_message({"name": "d_k", "index": D_K_GRID.index(128)})
+    sliders.take_message({"name": "d_k", "index": D_K_GRID.index(256)})  # before the update
     assert simulation.state.d_k == 256 and sliders.values["d_k_exact"] == {"value": 256}
     frame = simulation.figures.frame
     assert frame["state"]["d_k"] == 256 and HISTOGRAMS in frame["parts"]
     assert histogram_titles(simulation)[0].startswith("Raw q·k at d_k = 256")
     assert len(pending) == 1, "both moves make one update of the lesson and the URL"
     pending.pop()()
-    sliders._handle_msg({"name": "d_k_exact", "value": 100})  # typed: the slider follows
+    sliders.take_message({"name": "d_k_exact", "value": 100})  # typed: the slider follows
     position = D_K_GRID.index(nearest_on_grid(100, D_K_GRID))
     assert sliders.values["d_k"] == {"index": position, "text": "100"}
     assert simulation.state.d_k == 100

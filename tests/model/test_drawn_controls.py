@@ -50,13 +50,13 @@ def test_a_slider_message_moves_the_state_and_the_values_follow(
 ) -> None:
     grid = CONTROL_BY_NAME["d_k"].grid
     index = grid.index(64) + 1
-    controls._handle_msg({"name": "d_k", "index": index})
+    controls.take_message({"name": "d_k", "index": index})
     assert controls.state.d_k == grid[index]
     assert controls.values["d_k"] == {"index": index, "text": str(grid[index])}
 
 
 def test_a_switch_message_moves_the_state(controls: DrawnControls) -> None:
-    controls._handle_msg({"name": "scaled", "value": False})
+    controls.take_message({"name": "scaled", "value": False})
     assert controls.state.scaled is False
     assert controls.values["scaled"] == {"value": False}
 
@@ -76,7 +76,7 @@ def test_the_slider_at_an_exact_values_position_does_not_round_it_away(
 ) -> None:
     controls.state.set_controls(d_k=100)
     position = controls.values["d_k"]["index"]
-    controls._handle_msg({"name": "d_k", "index": position})
+    controls.take_message({"name": "d_k", "index": position})
     assert controls.state.d_k == 100
 
 
@@ -99,9 +99,9 @@ def test_a_move_the_page_already_shows_sends_nothing_back(
     monkeypatch.setattr(controls, "_send_msg", sent.append)
     grid = CONTROL_BY_NAME["d_k"].grid
     for index in (grid.index(64) + 1, 0, len(grid) - 1):
-        controls._handle_msg({"name": "d_k", "index": index})
-    controls._handle_msg({"name": "scaled", "value": False})
-    controls._handle_msg({"name": "temperature", "index": 0})
+        controls.take_message({"name": "d_k", "index": index})
+    controls.take_message({"name": "scaled", "value": False})
+    controls.take_message({"name": "temperature", "index": 0})
     assert sent == []
     assert controls.values["d_k"]["index"] == len(grid) - 1
     if more:
@@ -117,13 +117,13 @@ def test_an_exact_value_kept_at_its_position_sends_its_text(
     sent.clear()
     # A key press that lands on the same position: the page shows the position's own
     # value, the state keeps 100, and the page is told so.
-    controls._handle_msg({"name": "d_k", "index": position})
+    controls.take_message({"name": "d_k", "index": position})
     assert controls.state.d_k == 100
     assert sent == [{"values": {"d_k": {"index": position, "text": "100"}}}]
     sent.clear()
     # Away and back: the value is the position's own.
-    controls._handle_msg({"name": "d_k", "index": position + 1})
-    controls._handle_msg({"name": "d_k", "index": position})
+    controls.take_message({"name": "d_k", "index": position + 1})
+    controls.take_message({"name": "d_k", "index": position})
     grid = CONTROL_BY_NAME["d_k"].grid
     assert controls.state.d_k == grid[position]
     assert sent == []
@@ -142,7 +142,7 @@ def test_a_change_from_elsewhere_sends_only_what_changed(
 def test_a_refused_move_puts_every_control_back(
     controls: DrawnControls, sent: list[object]
 ) -> None:
-    controls._handle_msg({"name": "d_k", "index": -1})
+    controls.take_message({"name": "d_k", "index": -1})
     assert sent == [{"values": controls.values}]
 
 
@@ -159,7 +159,7 @@ def test_a_hostile_message_changes_nothing_and_raises_nothing(
     before = state.param.values()
     shown = dict(controls.values)
     with caplog.at_level(logging.WARNING):
-        controls._handle_msg(message)
+        controls.take_message(message)
     name = message.get("name") if isinstance(message, dict) else None
     control = CONTROL_BY_NAME.get(name) if isinstance(name, str) else None
     value = message.get("value") if isinstance(message, dict) else None

@@ -338,7 +338,7 @@ def send(session: Session, message: object) -> int:
     page's ``send_msg`` to the component; the number of frames sent before it."""
     session.state.row = START_ROW
     sequence = session.figures.sequence
-    session.figures._handle_msg(message)
+    session.figures.take_message(message)
     return sequence
 
 

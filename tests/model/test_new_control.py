@@ -17,6 +17,7 @@ from app.export.page import build_document, initial_state
 from app.page.controls import widget_names, widget_spec
 from app.page.frames import frame_state
 from app.page.kernel_data import build_export_data
+from app.served.classroom import checked_scene
 from app.served.session import Session
 from app.served.ticks import run_now
 from app.simulation.model import SimulationModel
@@ -170,3 +171,12 @@ def test_a_control_of_another_kind_gets_its_own_widget() -> None:
     assert session.state.echo is False and session.model.computed_for["echo"] is False
     assert session.figures.frame["state"]["echo"] is True
     assert session.model.refresh({"echo"}) == {OUTPUT}
+
+
+def test_a_class_scene_carries_the_new_control_through_the_states_checks() -> None:
+    assert checked_scene({"gain": 9, "d_k": 16, "bogus": 1}, SPEC_WITH_GAIN) == {
+        "gain": 2.0,
+        "d_k": 16,
+    }
+    assert checked_scene({"gain": "loud"}, SPEC_WITH_GAIN) == {}
+    assert checked_scene({"gain": 1.5}) == {}, "the app's class knows no gain"

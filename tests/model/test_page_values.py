@@ -79,7 +79,7 @@ class Page:
         """Send the drawn controls ``message`` as the page's ``model.send_msg`` does; run
         the updates that follow."""
         with set_curdoc(self.document):
-            self.app.layout.drawn_controls._handle_msg(message)
+            self.app.layout.drawn_controls.take_message(message)
             self.settle()
 
     def drawn(self, name: str) -> dict:
@@ -164,16 +164,16 @@ def test_the_row_box_message_takes_only_a_number_and_picks_a_query_of_the_matrix
     n = page.app.state.n
     with set_curdoc(page.document):
         for value in huge_ints(2 * n):
-            why._handle_msg({"row_input": value})
+            why.take_message({"row_input": value})
             page.settle()
             assert page.app.state.row == min(max(value, 0), n - 1), value
             assert why.frame["state"]["row"] == page.app.state.row
-        why._handle_msg({"row_input": 7.6})
+        why.take_message({"row_input": 7.6})
         page.settle()
         assert page.app.state.row == 8
         for value in [math.nan, math.inf, -math.inf, *NOT_NUMBERS, [3], {"row": 3}]:
             for message in ({"row_input": value}, value, {"row": value}):
-                why._handle_msg(message)
+                why.take_message(message)
                 page.settle()
                 assert page.app.state.row == 8, value
     assert_nothing_shows_nan(page)
@@ -441,7 +441,7 @@ def test_a_click_anywhere_picks_a_row_or_nothing(y: object) -> None:
     (``model.send_msg``), which Panel hands to the component's ``_handle_msg``."""
     page = Page()
     with set_curdoc(page.document):
-        page.app.figures._handle_msg({"row": y})
+        page.app.figures.take_message({"row": y})
         page.settle()
     assert page.app.state.row == (31 if y == 31.9 else 0)
     assert page.app.figures.frame["state"]["row"] == page.app.state.row
@@ -650,7 +650,7 @@ def lesson_move(page: Page, message: object) -> None:
     """Send the lesson's assumptions section ``message`` (a control's move) as the page's
     ``model.send_msg`` does."""
     with set_curdoc(page.document):
-        page.app.lesson.drawn._handle_msg({"assumptions": {"control": message}})
+        page.app.lesson.drawn.take_message({"assumptions": {"control": message}})
         page.settle()
 
 
@@ -714,8 +714,8 @@ def test_the_lessons_sections_take_no_message_before_they_are_opened() -> None:
     lesson = page.app.lesson
     lesson_move(page, {"name": "sigma_q", "index": 0})
     with set_curdoc(page.document):
-        lesson.drawn._handle_msg({"training": "train"})
-        lesson.drawn._handle_msg({"assumptions": {"download": "matrix"}})
+        lesson.drawn.take_message({"training": "train"})
+        lesson.drawn.take_message({"assumptions": {"download": "matrix"}})
         page.settle()
     assert page.app.state.sigma_q == 1
     assert lesson.assumptions.view is None and lesson.training.view is None

@@ -9,7 +9,8 @@
  * session's source shares. The controls are the served page's, drawn by its code
  * (control_drawing.js, window.SdpaControlDrawing) before Bokeh draws the figures; Bokeh
  * CustomJS callbacks call in through window.SdpaExport: `start(models)` once the
- * document is ready.
+ * document is ready. The lesson below the first screen is offline_lesson.js's
+ * (window.SdpaOfflineLesson), which the page tells when the first screen is complete.
  *
  * The controls (names, labels, kinds, widget specs, slider grids, URL formats), the
  * recompute graph, the URL order and the readout thresholds all come from the page's
@@ -19,18 +20,16 @@
 (function (root) {
   "use strict";
 
-  const K = root.SdpaKernel;
-  const S = root.SdpaKernelSource;
-  const T = root.SdpaText;
-  const Q = root.SdpaQuery;
-  const L = root.SdpaLesson;
-  const A = root.SdpaAssumptions;
-  const F = root.SdpaFigures;
-  const D = root.SdpaLessonDrawing;
-  const C = root.SdpaControlDrawing;
+  const kernel = root.SdpaKernel;
+  const kernelSource = root.SdpaKernelSource;
+  const textRules = root.SdpaText;
+  const queryRules = root.SdpaQuery;
+  const figureDrawing = root.SdpaFigures;
+  const lessonDrawing = root.SdpaLessonDrawing;
+  const controlDrawing = root.SdpaControlDrawing;
+  const offlineLesson = root.SdpaOfflineLesson;
 
   const CONFIG = JSON.parse(document.getElementById("sdpa-export-config").textContent);
-  const DATA = CONFIG.data;
   /** The controls the page offers (app.simulation.spec.page_spec), in the spec's order. */
   const CONTROLS = CONFIG.controls;
   const CONTROL = Object.fromEntries(CONTROLS.map((control) => [control.name, control]));
@@ -96,8 +95,8 @@
       [ROW]: CONFIG.row.default,
       preset: "",
     };
-    const parsed = Q.parseQuery(root.location.search, CONFIG.query);
-    const { values, preset, scene, notices } = Q.applyQuery(
+    const parsed = queryRules.parseQuery(root.location.search, CONFIG.query);
+    const { values, preset, scene, notices } = queryRules.applyQuery(
       parsed.values,
       CONFIG.presets,
       CONFIG.limits,
@@ -127,7 +126,7 @@
     const control = CONTROL[name];
     const value = state[name];
     if (control.widget === "slider") {
-      return { index: K.nearestIndex(control.grid, value), text: shownValue(control, value) };
+      return { index: kernel.nearestIndex(control.grid, value), text: shownValue(control, value) };
     }
     return { value: control.widget === "switch" ? Boolean(value) : String(value) };
   }
@@ -141,7 +140,9 @@
    */
   function arrangeControls() {
     const spec = CONFIG.shown;
-    const embedded = Q.parseEmbed(root.location.search, CONFIG.query, spec.embed_parameter);
+    const embedded = queryRules.parseEmbed(
+      root.location.search, CONFIG.query, spec.embed_parameter
+    );
     // Embedded, the page drops its header as the served one does: the course page around
     // it (and the iframe's title) says what it is; the title stays the page's heading for
     // assistive technology, visually hidden.
@@ -154,13 +155,13 @@
     for (const [id, names] of Object.entries(GRIDS)) {
       const grid = document.getElementById(id);
       for (const name of names) {
-        drawn[name] = C.build(WIDGETS[name], send);
+        drawn[name] = controlDrawing.build(WIDGETS[name], send);
         drawn[name].show(shownOnWidget(name, opening.state));
         drawn[name].element.dataset.widget = name;
         grid.append(drawn[name].element);
       }
     }
-    shownControls = Q.parseShownControls(root.location.search, CONFIG.query, spec);
+    shownControls = queryRules.parseShownControls(root.location.search, CONFIG.query, spec);
     const first = document.getElementById("sdpa-first");
     const more = document.getElementById("sdpa-more");
     const button = document.getElementById("sdpa-more-button");
@@ -190,34 +191,13 @@
     arrangeControls();
   }
 
-  const afterFrame = F.afterFrame;
+  const afterFrame = figureDrawing.afterFrame;
 
-  /** Run `task` when the page is idle, or after `timeout` ms at the latest. */
-  function onIdle(task, timeout) {
-    if (typeof root.requestIdleCallback === "function") {
-      root.requestIdleCallback(task, { timeout });
-    } else {
-      root.setTimeout(task, 0);
-    }
-  }
-
-  /**
-   * The lesson's views in the order they redraw: the name `drawn` and lessonKeys know
-   * each by, the method that draws it, for a view of the lesson's document (drawn after
-   * the first screen) a model it cannot draw without, and for a view drawn from a part of
-   * its own (asked for when drawn: lessonNumbers) that part's name in CONFIG.parts.
-   */
-  const LESSON_VIEWS = [
-    ["collapse", "renderCollapse", "collapse_scaled"],
-    ["training", "renderTraining", "training_scaled"],
-    ["row", "renderRow", "row_figure", "row"],
-    ["output", "renderOutput", "output_source", "output"],
-    ["assumptions", "renderAssumptions", "assumptions_histogram"],
-  ];
+  const onIdle = offlineLesson.onIdle;
 
   /** A value as the served widget shows it: "%g" for a number, a whole number as is. */
   function shownValue(control, value) {
-    return control.kind === "number" ? T.formatGeneral(value, 6) : String(value);
+    return control.kind === "number" ? textRules.formatGeneral(value, 6) : String(value);
   }
 
   /** How the served app writes a control value into the URL (app.simulation.query.format_query_value). */
@@ -225,7 +205,8 @@
     if (typeof value === "boolean") {
       return value ? "true" : "false";
     }
-    return CONTROL[name]?.url_format === "general" ? T.formatGeneral(value, 6) : String(value);
+    const general = CONTROL[name]?.url_format === "general";
+    return general ? textRules.formatGeneral(value, 6) : String(value);
   }
 
   class ExportPage {
@@ -241,13 +222,9 @@
       /** The last request's sequence number (each request takes the next). */
       this.sequence = 0;
       /** By part: the numbers last drawn and the state they are of (figures.js). */
-      this.store = new F.FrameStore();
-      this.numbers = this.store.numbers;
-      this.numberStates = this.store.numberStates;
+      this.store = new figureDrawing.FrameStore();
       /** The heatmap, histograms and readouts: the drawing code the served page shares. */
-      this.figures = new F.FirstScreenFigures(models, CONFIG, this.readouts);
-      /** By lesson view with numbers of its own: the key (lessonKeys) last asked for. */
-      this.asked = {};
+      this.figures = new figureDrawing.FirstScreenFigures(models, CONFIG, this.readouts);
       /** The state the first screen shows (that of its last frame). */
       this.shownState = null;
       /** While start draws the first picture: receive then draws it all in one frame. */
@@ -260,205 +237,16 @@
       this.scene = { ...opening.scene };
       this.updates = 0;
       this.pending = null;
-      this.collapseTable = K.float64FromBase64(CONFIG.collapse.table);
-      this.trainingTable = K.float32FromBase64(CONFIG.training.table);
-      /** What the lesson's views last drew, by view: they redraw only on a change. */
-      this.drawn = {};
-      this.lessonScheduled = false;
-      this.lessonUpdates = 0;
+      /** The lesson below the first screen (offline_lesson.js). */
+      this.lesson = new offlineLesson.OfflineLesson(this);
       /** The histograms wait for the frame after the heatmap's (finishFirstScreen). */
       this.histogramsScheduled = false;
-    }
-
-    /**
-     * Update the lesson's views once the first screen is complete and the page is idle,
-     * one view per frame: a message posted from the next animation frame runs after that
-     * frame, and an idle callback waits out a burst of key presses (a held arrow key), so
-     * the lesson is drawn once for the burst, never holds up the first screen, and holds
-     * up a key press that comes while it is drawn by one view's frame at the most.
-     */
-    scheduleLesson() {
-      if (this.lessonScheduled) {
-        return;
-      }
-      this.lessonScheduled = true;
-      const later = () => afterFrame(() => onIdle(step, 250));
-      const step = () => {
-        const stale = this.staleLessonViews();
-        if (stale.length > 0) {
-          this.drawLessonView(stale[0]);
-        }
-        if (stale.length > 1) {
-          later();
-          return;
-        }
-        this.lessonScheduled = false;
-        this.lessonDrawn();
-      };
-      later();
-    }
-
-    /** Redraw each lesson view whose inputs changed since it was last drawn. */
-    renderLesson() {
-      for (const view of this.staleLessonViews()) {
-        this.drawLessonView(view);
-      }
-      this.lessonDrawn();
-    }
-
-    /**
-     * The LESSON_VIEWS entries whose inputs changed since they were drawn (lessonKeys) and
-     * that can be drawn now: their models are there and their numbers not on their way.
-     */
-    staleLessonViews() {
-      const keys = this.lessonKeys();
-      return LESSON_VIEWS.filter(
-        ([name, , needs, part]) =>
-          this.drawn[name] !== keys[name] &&
-          (!needs || needs in this.models) &&
-          !(part && this.awaiting(name)),
-      );
-    }
-
-    /** Draw one view of LESSON_VIEWS and remember what it shows (unless its numbers are
-     * still on their way: their frame schedules the lesson again). */
-    drawLessonView([name, render]) {
-      if (this[render]() !== false) {
-        this.drawn[name] = this.lessonKeys()[name];
-      }
-    }
-
-    /**
-     * The numbers lesson view `view` (a LESSON_VIEWS name with a part) draws for the
-     * page's state, or null while they are on their way: asked for once per state (its
-     * lessonKeys key); the frame that brings them schedules the lesson again (receive).
-     */
-    lessonNumbers(view) {
-      const key = this.lessonKeys()[view];
-      if (this.numbersKey(view) !== key && this.asked[view] !== key) {
-        this.asked[view] = key;
-        this.request([PART[view]]);
-      }
-      return this.numbersKey(view) === key ? this.numbers[PART[view]] : null;
-    }
-
-    /** Whether lesson view `view`'s numbers for the page's state were asked for and have
-     * not come yet. */
-    awaiting(view) {
-      const key = this.lessonKeys()[view];
-      return this.asked[view] === key && this.numbersKey(view) !== key;
-    }
-
-    /** The lessonKeys key, for lesson view `view`, of the state its numbers are of. */
-    numbersKey(view) {
-      const state = this.numberStates[PART[view]];
-      return state && this.lessonKeys(state)[view];
-    }
-
-    /** The lesson's views all show the current state. */
-    lessonDrawn() {
-      this.lessonUpdates += 1;
-    }
-
-    /**
-     * What each lesson view would show for `state` (the page's, unless another is given),
-     * by its name in `drawn` (see LESSON_VIEWS).
-     */
-    lessonKeys(state = this.state) {
-      const { d_k: d, scaled, temperature } = state;
-      const t = L.curveTemperature(CONFIG.collapse, temperature);
-      return {
-        collapse: `${d} ${scaled} ${t}`,
-        training: String(L.trainingIndex(DATA.d_values, d)),
-        row: `${this.frameKey(state)} ${state[ROW]}`,
-        output: this.frameKey(state),
-        assumptions: this.frameKey(state),
-      };
-    }
-
-    /** What the first screen computes from: the lesson's views redraw when it moved. */
-    frameKey(state = this.state) {
-      const { d_k: d, n, causal, scaled, temperature } = state;
-      const section = SECTION.controls.map((name) => state[name]).join(" ");
-      return `${d} ${n} ${causal} ${scaled} ${temperature} ${section}`;
     }
 
     /** The numbers the first screen shows: the score images', the weights' and the raw
      * and scaled histograms'. */
     shownNumbers() {
       return this.figures.shown(this.store);
-    }
-
-    /**
-     * app.page.views.assumptions.AssumptionsView.update: the section's scaled histogram and
-     * each group's readouts.
-     */
-    renderAssumptions() {
-      const { raw, scaled, weights } = this.shownNumbers();
-      const state = this.shownState;
-      const threshold = SECTION.overflow_thresholds[state.precision];
-      const titles = T.histogramTitles(CONFIG.texts.histograms, state.d_k, raw, scaled, T.lawOf(state));
-      this.figures.drawHistogram(SECTION.histogram, scaled, titles.scaled.title, titles.scaled.curve);
-      for (const [group, keep] of Object.entries(SECTION.readout_groups)) {
-        document.getElementById(`sdpa-assumptions-${group}-readouts`).innerHTML =
-          A.sectionReadoutsHtml(SECTION.texts, state, raw, scaled, weights, threshold, keep);
-      }
-    }
-
-    /** A "Download CSV" press: the file app.simulation.csv_files writes, from what the page shows. */
-    download(which) {
-      const csv = SECTION.csv;
-      const { scores, weights, raw, scaled } = this.shownNumbers();
-      const state = this.shownState;
-      const { n, causal } = state;
-      const [name, body] =
-        which === "matrix"
-          ? [
-              A.matrixFilename(state, csv),
-              A.matrixCsv(
-                csv.matrix_columns,
-                n,
-                causal,
-                scores.rawImage,
-                scores.scaledImage,
-                weights.weightsImage,
-              ),
-            ]
-          : [
-              A.histogramFilename(state, csv),
-              A.histogramCsv(csv.histogram_columns, csv.histogram_rows, raw, scaled),
-            ];
-      D.saveText(name, body);
-    }
-
-    /**
-     * app.page.views.row_compare.RowCompareView._show, and the heatmap's dashed outline; false
-     * while the row's numbers are on their way.
-     */
-    renderRow() {
-      const comparison = this.lessonNumbers("row");
-      if (comparison === null) {
-        return false;
-      }
-      const state = this.numberStates[PART.row];
-      const { n } = state;
-      this.rowDrawing ??= new D.RowDrawing(this.models, CONFIG.row);
-      this.rowDrawing.draw(comparison, n, state[ROW]);
-      this.figures.drawOutline(n, comparison.row);
-    }
-
-    /**
-     * app.page.views.output.OutputView._show: V and weights·V for the current weights; false
-     * while their numbers are on their way.
-     */
-    renderOutput() {
-      const frame = this.lessonNumbers("output");
-      if (frame === null) {
-        return false;
-      }
-      const { n } = this.numberStates[PART.output];
-      this.outputDrawing ??= new D.OutputDrawing(this.models, CONFIG.output.dim);
-      this.outputDrawing.draw(frame, n);
     }
 
     /** The row box changed: a whole number within the state's bounds picks the query. */
@@ -476,31 +264,6 @@
       if (typeof y === "number" && y >= 0 && y < this.state.n) {
         this.set({ [ROW]: Math.trunc(y) });
       }
-    }
-
-    /** The collapse curves, as the served page's lesson draws them (lesson_drawing.js). */
-    renderCollapse() {
-      this.collapse ??= new D.CollapseDrawing(
-        this.models,
-        CONFIG.collapse,
-        this.collapseTable,
-        document.querySelector("#sdpa-collapse-caption .collapse-caption"),
-      );
-      this.collapse.draw(this.state);
-    }
-
-    /**
-     * The served training section without the student's run (lesson_drawing.js's
-     * TrainingDrawing, which the served page runs too): the bands of the grid d_k the
-     * served section shows at this d_k, that d_k marked, the note under them.
-     */
-    renderTraining() {
-      const spec = CONFIG.training;
-      const index = L.trainingIndex(DATA.d_values, this.state.d_k);
-      this.training ??= new D.TrainingDrawing(this.models, spec, this.trainingTable);
-      this.training.drawBands(spec.shown[index]);
-      // Markup computed by app.page.views.training_grid.grid_note from numbers, at export time.
-      document.getElementById("sdpa-training-note").innerHTML = spec.notes[index];
     }
 
     /** Ask the source for the numbers of `parts` (CONFIG.parts' names) for the state now. */
@@ -529,7 +292,7 @@
         }
       }
       if (!this.starting && fresh.length > first.size) {
-        this.scheduleLesson();
+        this.lesson.schedule();
       }
     }
 
@@ -577,7 +340,7 @@
       }
       if (!histogramsChanged) {
         this.updates += 1;
-        this.scheduleLesson();
+        this.lesson.schedule();
         return;
       }
       this.histogramsScheduled = true;
@@ -585,7 +348,7 @@
         this.histogramsScheduled = false;
         this.renderHistograms();
         this.updates += 1;
-        this.scheduleLesson();
+        this.lesson.schedule();
       });
     }
 
@@ -637,7 +400,7 @@
         return;
       }
       const index = message.index;
-      if (K.nearestIndex(control.grid, this.state[control.name]) !== index) {
+      if (kernel.nearestIndex(control.grid, this.state[control.name]) !== index) {
         this.set({ [control.name]: control.grid[index] });
       }
     }
@@ -651,7 +414,9 @@
       for (const name of URL_ORDER) {
         values[name] = urlValue(name, this.state[name]);
       }
-      const search = Q.composeSearch(root.location.search, values, CONFIG.query.reservedPrefix);
+      const search = queryRules.composeSearch(
+        root.location.search, values, CONFIG.query.reservedPrefix
+      );
       try {
         root.history.replaceState(null, "", `${search}${root.location.hash}`);
       } catch (error) {
@@ -667,7 +432,10 @@
       const preset = CONFIG.presets[this.state.preset];
       const scene = this.models.scene;
       scene.text = preset
-        ? T.fill(CONFIG.alerts.scene, { label: preset.label, description: preset.description })
+        ? textRules.fill(CONFIG.alerts.scene, {
+            label: preset.label,
+            description: preset.description,
+          })
         : "";
       scene.visible = preset !== undefined;
       drawn[PRESET]?.show({ value: this.state.preset });
@@ -685,7 +453,7 @@
       this.state.preset = "";
       this.scene = {};
       if (key in CONFIG.presets) {
-        const chosen = Q.applyQuery({ preset: key }, CONFIG.presets, CONFIG.limits);
+        const chosen = queryRules.applyQuery({ preset: key }, CONFIG.presets, CONFIG.limits);
         this.set(
           Object.fromEntries(
             PAGE_NAMES.filter((name) => name in chosen.values).map((name) => [
@@ -722,19 +490,19 @@
     showNotices(notices) {
       const notice = this.models.notice;
       notice.text = notices.length
-        ? T.fill(CONFIG.alerts.notice, { notices: notices.join(" ") })
+        ? textRules.fill(CONFIG.alerts.notice, { notices: notices.join(" ") })
         : "";
       notice.visible = notices.length > 0;
     }
 
     /** The lesson's own inputs, which change nothing in the state (the worked example's). */
     listenToLesson() {
-      D.listenToWorkedSwitch(document);
+      lessonDrawing.listenToWorkedSwitch(document);
       listenToDisclosure(document.getElementById("sdpa-training-button"), CONFIG.training.title);
       listenToDisclosure(document.getElementById("sdpa-assumptions-button"), SECTION.title);
-      D.listenToQuiz(document, CONFIG.quiz, CONFIG.query);
+      lessonDrawing.listenToQuiz(document, CONFIG.quiz, CONFIG.query);
       for (const button of document.querySelectorAll("#sdpa-downloads button[data-download]")) {
-        button.addEventListener("click", () => this.download(button.dataset.download));
+        button.addEventListener("click", () => this.lesson.download(button.dataset.download));
       }
     }
 
@@ -748,7 +516,7 @@
       this.starting = true;
       this.request(FIRST_SCREEN_PARTS);
       this.starting = false;
-      this.renderLesson();
+      this.lesson.render();
       this.writeUrl();
       this.updates += 1;
       this.source.start?.();
@@ -759,7 +527,7 @@
     attachSections(models) {
       Object.assign(this.models, models);
       this.sectionsReady = true;
-      this.scheduleLesson();
+      this.lesson.schedule();
     }
   }
 
@@ -805,7 +573,7 @@
     /** Called by the document's ready callback with the Bokeh models the page updates. */
     start(models) {
       followSystemTheme();
-      api.page = new ExportPage(models, new S.KernelSource(CONFIG));
+      api.page = new ExportPage(models, new kernelSource.KernelSource(CONFIG));
       api.page.start();
     },
     /** Called by the lesson's document once drawn, as start is by the first. */
@@ -837,13 +605,13 @@
         mean_entropy: weights.meanEntropy,
         uniform_entropy: weights.uniformEntropy,
         uniform_max_weight: weights.uniformMaxWeight,
-        lesson_updates: page.lessonUpdates,
+        lesson_updates: page.lesson.updates,
         // The histograms of the last d_k move are still to be drawn (finishFirstScreen).
         histograms_pending: page.histogramsScheduled,
         // The lesson's document is drawn.
         sections_ready: Boolean(page.sectionsReady),
-        // A lesson pass is scheduled or under way (scheduleLesson).
-        lesson_pending: page.lessonScheduled,
+        // A lesson pass is scheduled or under way (offline_lesson.js's schedule).
+        lesson_pending: page.lesson.scheduled,
         non_finite: weights.report.nonFinite,
         max_abs_error: weights.report.maxAbsError,
         max_logit: weights.maxLogit,

@@ -125,5 +125,11 @@ export function render({ model, el }) {
         super().__init__(colours=colours, **params)
 
     def _handle_msg(self, msg: object) -> None:
+        # Panel hands a page's message here.
+        self.take_message(msg)
+
+    def take_message(self, msg: object) -> None:
+        """Handle a message from the page: ``{"closed": true}`` (its close button) hides a
+        closeable box; anything else is ignored."""
         if self.closeable and isinstance(msg, dict) and msg.get("closed") is True:
             self.visible = False
