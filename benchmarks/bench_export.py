@@ -58,11 +58,13 @@ TIMING_HOOK = """() => {
         });
     };
     const page = SdpaExport.page;
-    // The page's own steps, and its lesson's (offline_lesson.js) once all views are drawn.
+    // The page's own steps, and its lesson's (offline_lesson.js) once all views are drawn;
+    // a file exported before the lesson had an object of its own kept it on the page.
+    const lesson = page.lesson ?? page;
     for (const [target, method, samples] of [
         [page, "set", bench.samples],
         [page, "renderHistograms", bench.histograms],
-        [page.lesson, "lessonDrawn", bench.lesson],
+        [lesson, "lessonDrawn", bench.lesson],
     ]) {
         const original = target[method].bind(target);
         target[method] = (...args) => {
@@ -153,8 +155,9 @@ FIRST_PAINT_HOOK = """() => {
                 start(...args);
                 timeNextFrame("__painted");
                 const page = api.page;
-                const lessonDrawn = page.lesson.lessonDrawn.bind(page.lesson);
-                page.lesson.lessonDrawn = () => {
+                const lesson = page.lesson ?? page;
+                const lessonDrawn = lesson.lessonDrawn.bind(lesson);
+                lesson.lessonDrawn = () => {
                     lessonDrawn();
                     if (page.sectionsReady && window.__lesson === undefined) {
                         window.__lesson = 0;
