@@ -11,10 +11,10 @@ from app.compat import quiet_refused_patches
 from app.served.components.connection import add_connection_notice
 from app.served.location import served, session_location
 from app.served.session import build_app
+from app.server.local_css import serve_panel_css_locally
 from app.server.message_log import quiet_client_messages
 from app.server.panel_tuning import tune_process
 from app.server.plain_serve import REFUSED_TEXT, protect_plain_serve, reserved_in_request
-from app.server.serving import serve_panel_css_locally
 from app.simulation.spec import SPEC, SimulationSpec
 
 SESSION_SCRIPT_PREFIX = "bokeh_app_"

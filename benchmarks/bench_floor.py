@@ -103,7 +103,7 @@ from app.compat import detach_from_global_busy, quiet_refused_patches
 from app.simulation.spec import TITLE
 from app.served.layout import HEADER_CSS
 from app.server.panel_tuning import tune_process
-from app.server.serving import serve_panel_css_locally
+from app.server.local_css import serve_panel_css_locally
 from app.page.views.aria import PAGE_HEADINGS_THEME
 
 

@@ -26,7 +26,6 @@ from app.simulation.parts import (
     weights_frame,
 )
 from app.simulation.spec import (
-    CONTROL_NAMES,
     HISTOGRAMS,
     INPUTS,
     OUTPUT,
@@ -38,7 +37,6 @@ from app.simulation.spec import (
 from app.simulation.state import SimulationState
 
 __all__ = [
-    "CONTROLS",
     "HISTOGRAMS",
     "INPUTS",
     "OUTPUT",
@@ -49,10 +47,6 @@ __all__ = [
     "SimulationModel",
 ]
 """The model, and the names of its parts (from app.simulation.spec) that views look for."""
-
-CONTROLS = frozenset(CONTROL_NAMES)
-"""Every control of the app's state; each feeds at least one part of :data:`INPUTS`."""
-
 
 SHARED_WEIGHTS_MAX_N = 256
 """Up to this n, the weights of a state are computed once and shared by the sessions that

@@ -23,7 +23,7 @@ from app.served.components.connection import (
     RELOAD_LABEL,
     add_connection_notice,
 )
-from app.server.serving import serve_panel_css_locally
+from app.server.local_css import serve_panel_css_locally
 
 
 def test_the_notice_runs_when_the_connection_is_lost_and_is_sent_with_the_page() -> None:

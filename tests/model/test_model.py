@@ -10,7 +10,6 @@ import pytest
 import sdpa_core
 from app.page.frames import numbers_frame
 from app.simulation.model import (
-    CONTROLS,
     HISTOGRAMS,
     INPUTS,
     OUTPUT,
@@ -21,6 +20,7 @@ from app.simulation.model import (
     SimulationModel,
 )
 from app.simulation.parts import HISTOGRAM_BINS, raw_scores
+from app.simulation.spec import CONTROL_NAMES
 from app.simulation.state import SimulationState
 
 
@@ -200,7 +200,7 @@ def test_a_one_hot_row_copies_one_value_row() -> None:
 
 
 def test_every_control_feeds_a_derived_part_and_no_part_reads_anything_else() -> None:
-    assert frozenset().union(*INPUTS.values()) == CONTROLS
+    assert frozenset().union(*INPUTS.values()) == frozenset(CONTROL_NAMES)
 
 
 def test_a_refresh_given_values_computes_for_them_while_the_state_moves_on() -> None:
@@ -218,7 +218,7 @@ def test_a_refresh_given_values_computes_for_them_while_the_state_moves_on() -> 
     assert (frame["state"]["n"], frame["state"]["d_k"]) == (48, 128)
     assert frame["numbers"][WEIGHTS]["weightsImage"].size == 48 * 48
     # Without values, a refresh computes for the state as it is.
-    model.refresh(CONTROLS)
+    model.refresh(CONTROL_NAMES)
     assert model.computed_for == model.state.control_values()
     assert model.weights.weights.shape == (16, 16)
 
