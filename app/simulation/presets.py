@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from app.simulation.spec import ASSUMPTION_CONTROLS, CONTROL_BY_NAME
+from app.simulation.spec import ASSUMPTION_CONTROLS, CONTROL_BY_NAME, SPEC
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,12 @@ LESSON_ASSUMPTIONS: Mapping[str, object] = MappingProxyType(
 """The lesson's assumptions (unit variances, no correlation, no QK-norm, float64, the row
 max subtracted): every scene below keeps them."""
 
+CONTROL_DEFAULTS: Mapping[str, object] = MappingProxyType(
+    {control.name: control.default for control in SPEC.controls}
+)
+"""Every control's default: what a scene sets a control it does not name to (a control
+added to the spec takes its default in every scene, with no scene to edit)."""
+
 
 def _spread(d_k: float) -> str:
     """√d_k as a scene's words cite it: "about 2", "about 1.4", "about 23"."""
@@ -52,7 +58,7 @@ class _Scene:
 
     def on(self, reach: Reach, fit: Callable[[dict[str, object]], dict[str, object]]) -> Preset:
         """This scene on a page that goes as far as ``reach``, its values through ``fit``."""
-        values = fit({**self.values, **LESSON_ASSUMPTIONS})
+        values = fit({**CONTROL_DEFAULTS, **self.values, **LESSON_ASSUMPTIONS})
         fields = {
             **values,
             "d_k_top": reach.d_k_top,
