@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import inspect
 import logging
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -654,11 +655,11 @@ def internals_changed() -> list[str]:
     """What this module relies on in Panel and Bokeh that is not as it was checked, each in
     a few words naming what it keeps working; empty when everything is in place.
 
-    ``sdpa-sim`` calls it once as it starts and warns about each entry, so that a Panel or
-    Bokeh past the checked versions (``pip install -U``) says what may misbehave before a
-    class meets it; ``tests/model/test_compat.py`` asserts each check on its own. A check
-    that raises counts as changed. Takes a fraction of a second (it builds a Material UI
-    page and renders one small component).
+    :func:`warn_about_changed_internals` says so as a server process starts, so that a
+    Panel or Bokeh past the checked versions (``pip install -U``) says what may misbehave
+    before a class meets it; ``tests/model/test_compat.py`` asserts each check on its own.
+    A check that raises counts as changed. Takes a fraction of a second (it builds a
+    Material UI page and renders one small component).
     """
     from panel.custom import JSComponent
 
@@ -698,3 +699,21 @@ def internals_changed() -> list[str]:
         if not in_place:
             changed.append(what)
     return changed
+
+
+def changed_internals_warnings() -> list[str]:
+    """One warning line per entry of :func:`internals_changed`, naming what may misbehave
+    and the versions checked; none when all are in place."""
+    checked = f"Panel {', '.join(CHECKED_PANEL)} and Bokeh {', '.join(CHECKED_BOKEH)}"
+    return [
+        f"sdpa-sim: warning: {what}: not as checked with {checked}, so it may misbehave; "
+        "`pip install .` installs versions that were"
+        for what in internals_changed()
+    ]
+
+
+def warn_about_changed_internals() -> None:
+    """Print :func:`changed_internals_warnings` on stderr: ``sdpa-sim`` calls it once in a
+    process that serves, before its first page (each worker of ``--num-procs``)."""
+    for line in changed_internals_warnings():
+        print(line, file=sys.stderr, flush=True)

@@ -214,12 +214,6 @@ def control_grids(spec: SimulationSpec = SPEC) -> dict[str, tuple[str, ...]]:
     }
 
 
-PAGE_WIDGETS = page_widgets(SPEC)
-"""What the app's page offers a widget for (:func:`page_widgets`)."""
-
-CONTROL_GRIDS = control_grids(SPEC)
-"""The app's page's grids of controls (:func:`control_grids`)."""
-
 EMBED_PARAMETER = "embed"
 """The query parameter that asks for the embedded layout (app.simulation.query.parse_embed's)."""
 

@@ -40,19 +40,11 @@ def under_more(spec: SimulationSpec = SPEC) -> tuple[str, ...]:
 OFFLINE_CONTROLS: tuple[Control, ...] = offline_controls(SPEC)
 """The app's controls the exported page offers, in the spec's order."""
 
-FIRST_SCREEN = first_screen(SPEC)
-"""The app's offline controls on the first screen, beside or above the plots (spec order)."""
-
-MORE = under_more(SPEC)
-"""The app's offline controls under "More controls" (spec order)."""
-
 
 def section_controls(section: str, spec: SimulationSpec = SPEC) -> tuple[str, ...]:
     """The offline controls a lesson section offers (``Control.lesson_section``), in spec
     order: the page shows them in that section, as the served page does."""
-    return tuple(
-        control.name for control in offline_controls(spec) if control.lesson_section == section
-    )
+    return tuple(name for name in spec.in_section(section) if spec.by_name[name].offline)
 
 
 def widget_specs(

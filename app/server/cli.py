@@ -320,8 +320,6 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as error:
         raise SystemExit(f"sdpa-sim: {error}") from None
     print(start_class_mode(options, workers), flush=True)
-    for line in changed_internals_warnings():
-        print(line, file=sys.stderr, flush=True)
     if workers > 1:
         if not sys.platform.startswith("linux"):
             # The front hands connections over Unix SOCK_SEQPACKET sockets, which macOS and
@@ -330,24 +328,15 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(serve_workers(options, workers))
     arguments = serve_arguments(options)
     guard_this_process(request_guard(options))
+    # Here, where Panel is loaded to serve anyway; with --num-procs each worker checks (the
+    # front never loads Panel).
+    from app.compat import warn_about_changed_internals
+
+    warn_about_changed_internals()
     from panel.command import main as panel_main
 
     sys.argv = ["panel", *arguments]
     panel_main()
-
-
-def changed_internals_warnings() -> list[str]:
-    """One warning line per Panel or Bokeh internal the app relies on that is not as it was
-    checked (:func:`app.compat.internals_changed`), naming what may misbehave; none when
-    all are in place."""
-    from app.compat import CHECKED_BOKEH, CHECKED_PANEL, internals_changed
-
-    checked = f"Panel {', '.join(CHECKED_PANEL)} and Bokeh {', '.join(CHECKED_BOKEH)}"
-    return [
-        f"sdpa-sim: warning: {what}: not as checked with {checked}, so it may misbehave; "
-        "`pip install .` installs versions that were"
-        for what in internals_changed()
-    ]
 
 
 def sign_sessions() -> None:

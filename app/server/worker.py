@@ -209,6 +209,9 @@ def main(argv: list[str] | None = None) -> None:
     # built by one worker may have its scripts fetched from another that has built none.
     # (The first page of each worker is quicker too.)
     import app.served.session  # noqa: F401
+    from app.compat import warn_about_changed_internals
+
+    warn_about_changed_internals()
 
     reporter = SessionReporter(control)
     # Registered outside any session, as a --setup script would: they apply to every one.

@@ -105,6 +105,7 @@ def query_parameters(spec: SimulationSpec = SPEC) -> tuple[QueryParameter, ...]:
     )
 
 
+@functools.cache
 def query_parameter_names(spec: SimulationSpec = SPEC) -> tuple[str, ...]:
     """The names of :func:`query_parameters`, in the URL's order."""
     return tuple(parameter.name for parameter in query_parameters(spec))

@@ -76,8 +76,11 @@ class SimulationState(param.Parameterized):
         values = dict(parsed.values)
         key = values.pop("preset", "")
         merged = {**(dict(PRESETS[key].values) if key else {}), **values}
-        current = {name: getattr(self, name) for name in self.spec.names}
-        notices = [*parsed.notices, *limit_indexes(merged, current), *omitted_notices(args)]
+        notices = [
+            *parsed.notices,
+            *limit_indexes(merged, self.control_values()),
+            *omitted_notices(args),
+        ]
         self.param.update(**self._with_preset(merged, key), notice=" ".join(notices))
 
     def choose_preset(self, key: str) -> None:
@@ -102,8 +105,7 @@ class SimulationState(param.Parameterized):
         """``values`` and the preset they leave the state in: ``key`` if every control
         still has its scene's value once they are set, else ''."""
         if key:
-            current = {name: getattr(self, name) for name in self.spec.names}
-            key = key if preset_matches({**current, **values}, key) else ""
+            key = key if preset_matches({**self.control_values(), **values}, key) else ""
         return {**values, "preset": key}
 
     def resample(self) -> None:

@@ -260,8 +260,6 @@ def test_every_internal_the_app_relies_on_is_as_checked() -> None:
 def test_an_internal_that_changed_is_named_in_a_warning_as_sdpa_sim_starts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from app.server.cli import changed_internals_warnings
-
     def moved() -> bool:
         raise AttributeError("'module' object has no attribute 'ndarray'")
 
@@ -271,7 +269,17 @@ def test_an_internal_that_changed_is_named_in_a_warning_as_sdpa_sim_starts(
         "the pacing of a session's updates (Panel's pending writes)",
         "the heatmap's images (BokehJS's ndarray)",
     ]
-    warnings = changed_internals_warnings()
+    warnings = compat.changed_internals_warnings()
     assert len(warnings) == 2
     assert warnings[1].startswith("sdpa-sim: warning: the heatmap's images (BokehJS's ndarray)")
     assert "Panel 1.9, 1.10 and Bokeh 3.9, 3.10" in warnings[1]
+
+
+def test_the_warnings_go_to_stderr(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(compat, "internals_changed", lambda: ["the heatmap's images"])
+    compat.warn_about_changed_internals()
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("sdpa-sim: warning: the heatmap's images: not as checked")

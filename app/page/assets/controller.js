@@ -193,7 +193,7 @@
 
   const afterFrame = figureDrawing.afterFrame;
 
-  const onIdle = offlineLesson.onIdle;
+  const onIdle = figureDrawing.onIdle;
 
   /** A value as the served widget shows it: "%g" for a number, a whole number as is. */
   function shownValue(control, value) {

@@ -37,6 +37,15 @@
     });
   }
 
+  /** Run `task` when the page is idle, or after `timeout` ms at the latest. */
+  function onIdle(task, timeout) {
+    if (typeof root.requestIdleCallback === "function") {
+      root.requestIdleCallback(task, { timeout });
+    } else {
+      root.setTimeout(task, 0);
+    }
+  }
+
   /** A flat row-major array as the n×columns image a Bokeh image glyph draws
    * (app/compat.py, BOKEH_IMAGE_JS, runs before this code draws). */
   function ndarray(values, n, columns = n) {
@@ -270,5 +279,5 @@
     figure.title.text = title;
   }
 
-  return { FrameStore, FirstScreenFigures, afterFrame, ndarray, drawHistogram };
+  return { FrameStore, FirstScreenFigures, afterFrame, onIdle, ndarray, drawHistogram };
 });

@@ -23,7 +23,7 @@
     SdpaAssumptions: assumptionsSection,
     SdpaLessonDrawing: lessonDrawing,
   } = root;
-  const { afterFrame } = root.SdpaFigures;
+  const { afterFrame, onIdle } = root.SdpaFigures;
 
   const CONFIG = JSON.parse(document.getElementById("sdpa-export-config").textContent);
   const DATA = CONFIG.data;
@@ -33,15 +33,6 @@
   const ROW = CONFIG.row.name;
   /** The lesson section's controls ("When the assumptions break"), in its order. */
   const SECTION = CONFIG.assumptions;
-
-  /** Run `task` when the page is idle, or after `timeout` ms at the latest. */
-  function onIdle(task, timeout) {
-    if (typeof root.requestIdleCallback === "function") {
-      root.requestIdleCallback(task, { timeout });
-    } else {
-      root.setTimeout(task, 0);
-    }
-  }
 
   /**
    * The lesson's views in the order they redraw: the name `drawn` and lessonKeys know
@@ -298,5 +289,5 @@
     }
   }
 
-  root.SdpaOfflineLesson = { OfflineLesson, onIdle };
+  root.SdpaOfflineLesson = { OfflineLesson };
 })(window);
