@@ -453,3 +453,160 @@ def plain_serve_cases() -> list[tuple[str, int]]:
         status = 403 if path in PLAIN_PAGE_PATHS else 302 if path == "/" else 0
         cases.append((target, status))
     return cases
+
+
+# Every mounted route, and Panel's /components/ route that imports what its path names -----
+
+MODULE_NAMES = [
+    "venv.__main__",  # runs venv's command line on import: exits the process (code 2)
+    "idlelib.idle",  # starts IDLE on import
+    "this",
+    "antigravity",
+    "os",
+    "subprocess",
+    "__main__",
+    "json.tool",
+    "http.server",
+    "panel.io.server",
+    "panel",
+    "app.server.cli",
+    "app.served.session",
+    "app.served.components.figures",
+    "app.page.views.alert_box",
+    "..",
+    "",
+    "a" * 300,
+]
+"""Modules a ``/components/`` path can name: some act on import, some are the app's own."""
+COMPONENT_RESTS = [
+    "x/y/z",
+    "DrawnFigures/_bundle_path/x.js",
+    "DrawnFigures/__javascript__/x.js",
+    "DrawnFigures/_resources/js/x",
+    "ComponentResourceHandler/_stylesheets/x.css",
+    "x",
+    "x/y",
+    "../../../../etc/passwd/x",
+]
+
+
+def _percent_encoded(text: str, every: bool) -> str:
+    """``text`` with every character percent-encoded, or only its dots and slashes."""
+    if every:
+        return "".join(f"%{byte:02X}" for byte in text.encode("utf-8"))
+    return text.replace(".", "%2e").replace("/", "%2F")
+
+
+def component_paths() -> list[str]:
+    """``/components/`` paths naming modules as sent and encoded, each with the rest of a
+    path Panel reads (class, attribute, file): all but the app's own bundle files get a
+    plain 404 and import nothing."""
+    paths = []
+    for module, rest in itertools.product(MODULE_NAMES, COMPONENT_RESTS):
+        for spelled in (module, _percent_encoded(module, True), _percent_encoded(module, False)):
+            paths.append(f"/components/{spelled}/{rest}")
+    paths.append("/components/" + _percent_encoded("venv.__main__/a/b/c", True))
+    paths.append("/components/%ff%fe/a/b/c")
+    paths.append("/components/")
+    return paths
+
+
+ROUTE_BASES = {
+    "bokeh.server.views.ico_handler.IcoHandler": ["/favicon.ico"],
+    "panel.io.server.WSHandler": ["/main/ws", "/ws"],
+    "bokeh.server.views.metadata_handler.MetadataHandler": ["/main/metadata", "/metadata"],
+    "panel.io.server.AutoloadJsHandler": ["/main/autoload.js", "/autoload.js"],
+    "panel.io.server.DocHandler": ["/main"],
+    "bokeh.server.views.static_handler.StaticHandler": ["/main/static/", "/static/"],
+    "panel.io.server.AuthenticatedStaticFileHandler": ["/assets/"],
+    "panel.io.server.ComponentResourceHandler": ["/components/"],
+    "app.served.channel.ChannelHandler": ["/channel", "/main/channel"],
+    "panel.io.server.RootHandler": ["/"],
+    "bokeh.server.views.multi_root_static_handler.MultiRootStaticHandler": [
+        "/static/extensions/",
+        "/static/extensions/panel/",
+    ],
+}
+"""Paths that reach each handler the server mounts (app/server/mounted_routes.py's
+KNOWN_HANDLERS, which a test keeps the same)."""
+HOSTILE_SUFFIXES = [
+    "",
+    "x",
+    "..%2f..%2f..%2fetc%2fpasswd",
+    "%2e%2e/%2e%2e/etc/passwd",
+    "venv.__main__/a/b/c",
+    "%76env.__main__/a/b/c",
+    "%ff%fe",
+    "%C3%A4",
+    "a" * 3000,
+    "//",
+    ";x",
+    "%2F",
+    ".",
+    "..",
+    "x/" * 60,
+    "js/bokeh.min.js?v=../../x",
+    "?bokeh-absolute-url=http://other.example/",
+]
+
+
+def route_probes() -> list[str]:
+    """A hostile path (and query) on every mounted route: each answered below 500."""
+    probes = []
+    for bases in ROUTE_BASES.values():
+        for base, suffix in itertools.product(bases, HOSTILE_SUFFIXES):
+            probes.append(base + suffix)
+            if not base.endswith("/") and not suffix.startswith("?"):
+                probes.append(f"{base}/{suffix}")
+    return list(dict.fromkeys(probes))
+
+
+# Heads the front counts as pages and Tornado then refuses -----------------------------------
+
+
+def malformed_page_heads(host: str) -> dict[str, tuple[bytes, int]]:
+    """Heads of a page request that Tornado refuses before any handler (its version, a
+    header name, a header value), with the status they get (400), and one it serves that
+    the front cannot read as a page (a leading empty line: 200). A burst of them must not
+    hold the front's page queue."""
+    good = f"Host: {host}\r\nConnection: close\r\n".encode()
+    heads = {}
+    for version in ("HTTP/2.0", "HTTP/1.10", "HTTP/0.9", "HTTP/1.1x", "http/1.1"):
+        heads[f"version {version}"] = (f"GET /main {version}\r\n".encode() + good + b"\r\n", 400)
+    for label, line in {
+        "a space in a header name": b"X A: 1",
+        "brackets in a header name": b"X[A]: 1",
+        "a non-ASCII header name": "Xä: 1".encode(),
+        "a NUL in a value": b"X-A: 1\x002",
+        "a CR in a value": b"X-A: 1\r2",
+        "an empty header name": b": 1",
+    }.items():
+        heads[label] = (b"GET /main HTTP/1.1\r\n" + good + line + b"\r\n\r\n", 400)
+    heads["a leading empty line"] = (b"\r\nGET /main HTTP/1.1\r\n" + good + b"\r\n", 200)
+    return heads
+
+
+def head_refusals(host: str, port: int) -> dict[str, tuple[bytes, int]]:
+    """HEAD requests for every kind of refusal (a Host, ``bokeh-*`` parameters, a session
+    header, control bytes, the websocket path, a page too long to keep, a head over 64 KiB,
+    a component that is not the app's), with their status: each gets its head alone."""
+    from app.simulation.address import MAX_KEPT_QUERY
+
+    hosted = f"Host: {host}\r\n"
+    long_query = "&".join(f"p{i}=" + "v" * 90 for i in range(MAX_KEPT_QUERY // 90 + 2))
+    cases = {
+        "an unknown host": ("/main", "Host: evil.example\r\n", 403),
+        "no host": ("/main", "", 400),
+        "bokeh-absolute-url": ("/main?bokeh-absolute-url=http://x.example/", hosted, 400),
+        "bokeh-session-id": ("/main?bokeh-session-id=abc", hosted, 403),
+        "a session header": ("/main", hosted + "Bokeh-Session-Id: abc\r\n", 403),
+        "a NUL in the path": ("/static/%00x", hosted, 400),
+        "the websocket path": ("/main/ws", hosted, 400),
+        "a page too long to keep": (f"/main?{long_query}", hosted, 303),
+        "a head over 64 KiB": ("/main", hosted + "X-Long: " + "a" * 70_000 + "\r\n", 431),
+        "a component": ("/components/venv.__main__/a/b/c", hosted, 404),
+    }
+    return {
+        label: (f"HEAD {target} HTTP/1.1\r\n{headers}Connection: close\r\n\r\n".encode(), status)
+        for label, (target, headers, status) in cases.items()
+    }

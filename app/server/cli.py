@@ -15,6 +15,7 @@ import argparse
 import os
 import secrets
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -355,12 +356,14 @@ def sign_sessions() -> None:
 
 def guard_this_process(guard: RequestGuard) -> None:
     """Make the server ``panel serve`` is about to build in this process check every
-    request with ``guard``, and websockets' tokens against the session key (after
+    request with ``guard`` (Panel's ``/components/`` route serving the app's own bundles
+    only), and websockets' tokens against the session key (after
     :func:`sign_sessions`), and compute a slow page's first numbers off the event loop
     before its session is built (:mod:`app.served.warmup`); a client's malformed websocket
     messages cost one short log line (:mod:`app.server.message_log`)."""
     from tornado.httpserver import HTTPServer
 
+    from app.served.component_routes import served_component_files
     from app.served.warmup import warm_page
     from app.server.guarded_http import GuardedHTTPServer
     from app.server.message_log import quiet_client_messages
@@ -369,7 +372,7 @@ def guard_this_process(guard: RequestGuard) -> None:
     key = os.environ.get("BOKEH_SECRET_KEY")
     HTTPServer.configure(
         GuardedHTTPServer,
-        guard=guard,
+        guard=replace(guard, component_files=served_component_files()),
         session_key=key.encode("utf-8") if key else None,
         before_page=warm_page,
     )

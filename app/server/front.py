@@ -51,7 +51,7 @@ from tornado.netutil import bind_sockets
 from app.server.page_queue import PageQueue, client_left
 from app.server.request_guard import RequestGuard
 from app.server.routing import HEAD_END, MAX_HEAD_BYTES, Route, WorkerView, parse_head, route
-from app.server.worker import HANDOFF, PAGE_DONE, SESSIONS
+from app.server.worker import HANDOFF, HANDOFF_PAGE, PAGE_DONE, SESSIONS
 
 log = logging.getLogger("sdpa_sim.front")
 
@@ -574,7 +574,7 @@ class Front:
                         self.pages.dispatch()
                         return
                 assert worker is not None
-                if await self.hand_over(worker, connection):
+                if await self.hand_over(worker, connection, page=decision.page):
                     if decision.page:
                         worker.pending.append(time.monotonic())
                     return
@@ -616,14 +616,18 @@ class Front:
                 await asyncio.sleep(min(pause, remaining))
                 pause = min(pause * 2, PEEK_POLL_MAX)
 
-    async def hand_over(self, worker: Worker, connection: socket.socket) -> bool:
-        """Send ``connection`` to ``worker``; False if the worker is gone."""
+    async def hand_over(
+        self, worker: Worker, connection: socket.socket, *, page: bool = False
+    ) -> bool:
+        """Send ``connection`` to ``worker`` (``page``: one it counts as a page, which the
+        worker reports done however it ends); False if the worker is gone."""
+        message = HANDOFF_PAGE if page else HANDOFF
         while True:
             control = worker.control
             if control is None:
                 return False
             try:
-                socket.send_fds(control, [HANDOFF], [connection.fileno()])
+                socket.send_fds(control, [message], [connection.fileno()])
                 return True
             except (BlockingIOError, InterruptedError):
                 # The worker is busy and its queue full (a few hundred connections): wait
@@ -667,7 +671,10 @@ class Front:
         response = (
             f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
             f"Content-Length: {len(body)}\r\n{headers}Connection: close\r\n\r\n"
-        ).encode("ascii") + body
+        ).encode("ascii")
+        if not head.startswith(b"HEAD "):
+            # A response to HEAD has the length of the body it would have, and no body.
+            response += body
         with contextlib.suppress(OSError):
             # Read the head first: closing a socket with unread bytes resets the
             # connection, and the client could lose the answer.

@@ -7,10 +7,15 @@ application:
 
 - the request's :class:`~tornado.httputil.HTTPMessageDelegate`: the request line and the
   headers go to the :class:`~app.server.request_guard.RequestGuard` first, and a refused request is
-  answered here with a plain 4xx (Bokeh never sees it);
+  answered here with a plain 4xx (Bokeh never sees it; a HEAD request gets the head
+  alone), and so is a path that reaches a route this server does not know
+  (:mod:`app.server.mounted_routes`);
 - the request's :class:`~tornado.httputil.HTTPConnection`: every response but a websocket's
-  101 gets the guard's ``Content-Security-Policy``, and the end of a page's response
-  (Bokeh has built its session and written the HTML) is reported to ``on_page_done``.
+  101 gets the guard's ``Content-Security-Policy``.
+
+A connection the ``--num-procs`` front hands over as a page holds a slot in the front's page
+queue: its end is reported to ``on_page_done`` once, however it comes (the page's response
+written, a refusal, the client gone, a head Tornado refuses before any delegate exists).
 
 A page request the guard lets through goes first to ``before_page``, whose awaitable the
 request waits for (Tornado waits for what a delegate's ``headers_received`` returns) while
@@ -30,16 +35,18 @@ heads over :data:`READ_HEAD_BYTES` still get no answer.
 
 from __future__ import annotations
 
+import sys
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from tornado import httputil
 from tornado.httpserver import HTTPServer
 from tornado.iostream import IOStream
 
-from app.server.request_guard import Refusal, RequestGuard, is_page_request
+from app.server.mounted_routes import KNOWN_HANDLERS, RouteTable
+from app.server.request_guard import NOT_FOUND, Refusal, RequestGuard, is_page_request
 from app.server.routing import MAX_HEAD_BYTES
 
 BeforePage = Callable[[str], Awaitable[None] | None]
@@ -126,11 +133,13 @@ class GuardedHTTPServer(HTTPServer):
         on_page_done: PageDone | None = None,
         before_page: BeforePage | None = None,
         app_paths: Sequence[str] = ("/", "/main"),
+        known_handlers: Iterable[str] = KNOWN_HANDLERS,
         **kwargs: Any,
     ) -> None:
         """HTTPServer's initialize, plus the guard, the key this process signs session ids
         with (websockets' tokens are checked against it), the page hooks (after a page's
-        response, before its session is built) and the app's paths."""
+        response, before its session is built), the app's paths and the handlers a
+        request may reach (``module.Class``; a path routed to any other is a 404)."""
         # A head up to READ_HEAD_BYTES is read, so that one over MAX_HEAD_BYTES is answered.
         kwargs["max_header_size"] = max(kwargs.get("max_header_size") or 0, READ_HEAD_BYTES)
         super().initialize(*args, **kwargs)
@@ -139,8 +148,18 @@ class GuardedHTTPServer(HTTPServer):
         self.on_page_done = on_page_done
         self.before_page = before_page
         self.app_paths = tuple(app_paths)
+        self.routes = RouteTable.of(self.request_callback, known_handlers)
+        """The routes the application mounts; a path reaching one it does not know is a 404."""
+        warning = self.routes.warning()
+        if warning is not None:
+            print(warning, file=sys.stderr, flush=True)
         self._had_requests: weakref.WeakSet[object] = weakref.WeakSet()
         """Connections that have had a request: the next one is not their first."""
+        self._page_slots: weakref.WeakKeyDictionary[IOStream, PageSlot] = (
+            weakref.WeakKeyDictionary()
+        )
+        """The connections handed over as pages (by ``sdpa-sim --num-procs``'s front), each
+        with the slot it holds in the front's page queue until it is reported."""
 
     def answer_headers(self) -> dict[str, str]:
         """The headers of every response but a websocket's (the guard's)."""
@@ -159,9 +178,14 @@ class GuardedHTTPServer(HTTPServer):
             answer_headers=self.answer_headers(),
         )
 
-    def handle_stream(self, stream: IOStream, address: tuple) -> None:
-        """Serve the connection on a :class:`GuardedIOStream`."""
-        super().handle_stream(self.guarded_stream(stream), address)
+    def handle_stream(self, stream: IOStream, address: tuple, *, page: bool = False) -> None:
+        """Serve the connection on a :class:`GuardedIOStream`. ``page``: the front counted
+        it as a page, whose end :attr:`on_page_done` hears of once, however it ends (its
+        response written, the client gone, or a head Tornado refuses before any handler)."""
+        guarded = self.guarded_stream(stream)
+        if page:
+            self._page_slots[guarded] = PageSlot(self)
+        super().handle_stream(guarded, address)
 
     def start_request(
         self, server_conn: object, request_conn: httputil.HTTPConnection
@@ -169,23 +193,52 @@ class GuardedHTTPServer(HTTPServer):
         """The application's delegate for this request, behind the guard's."""
         first = server_conn not in self._had_requests
         self._had_requests.add(server_conn)
-        connection = _WatchedConnection(request_conn, self)
+        # Only a connection's first request is the page the front counted.
+        slot = self._page_slots.get(getattr(server_conn, "stream", None)) if first else None
+        connection = _WatchedConnection(request_conn, self, slot)
         inner = super().start_request(server_conn, connection)
-        return _GuardedRequest(inner, connection, self, first)
+        return _GuardedRequest(inner, connection, self)
+
+    def on_close(self, server_conn: object) -> None:
+        """The connection is over: a page slot it still holds is reported now."""
+        slot = self._page_slots.pop(getattr(server_conn, "stream", None), None)
+        if slot is not None:
+            slot.report()
+        super().on_close(server_conn)
+
+
+class PageSlot:
+    """A connection the front counted as a page, until its end is reported (once)."""
+
+    def __init__(self, server: GuardedHTTPServer) -> None:
+        self._server = server
+        self.started = time.monotonic()
+        """When the connection was handed over (``time.monotonic``)."""
+        self.reported = False
+
+    def report(self) -> None:
+        """Tell :attr:`GuardedHTTPServer.on_page_done` the page is over, the first time."""
+        if self.reported:
+            return
+        self.reported = True
+        if self._server.on_page_done is not None:
+            self._server.on_page_done(time.monotonic() - self.started)
 
 
 class _WatchedConnection(httputil.HTTPConnection):
     """The request's connection as the application sees it: the same, plus the security
     header on responses and a report when a watched page's response is finished."""
 
-    def __init__(self, connection: httputil.HTTPConnection, server: GuardedHTTPServer) -> None:
+    def __init__(
+        self,
+        connection: httputil.HTTPConnection,
+        server: GuardedHTTPServer,
+        slot: PageSlot | None,
+    ) -> None:
         self._connection = connection
         self._server = server
-        self.watched = False
-        """Whether this request is a page whose end is reported (see :meth:`done`)."""
-        self.started = 0.0
-        """When its head was read (``time.monotonic``)."""
-        self._reported = False
+        self.slot = slot
+        """The front's page slot this request holds (its connection's first), if any."""
 
     def write_headers(
         self,
@@ -207,16 +260,14 @@ class _WatchedConnection(httputil.HTTPConnection):
         return self._connection.write(chunk)
 
     def finish(self) -> None:
-        """Finish the response; report it if it ends a watched page."""
+        """Finish the response; report the page slot it holds, if any."""
         self._connection.finish()
         self.done()
 
     def done(self) -> None:
-        """Report the watched page as done, once."""
-        if self.watched and not self._reported:
-            self._reported = True
-            if self._server.on_page_done is not None:
-                self._server.on_page_done(time.monotonic() - self.started)
+        """Report the page slot this request holds as done, once."""
+        if self.slot is not None:
+            self.slot.report()
 
     def __getattr__(self, name: str) -> Any:
         # Everything else HTTP1Connection offers (detach for websockets, the close callback,
@@ -232,12 +283,11 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
         inner: httputil.HTTPMessageDelegate,
         connection: _WatchedConnection,
         server: GuardedHTTPServer,
-        first: bool,
     ) -> None:
         self._inner: httputil.HTTPMessageDelegate | None = inner
         self._connection = connection
         self._server = server
-        self._first = first
+        self._method = ""
 
     def headers_received(
         self,
@@ -246,16 +296,16 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
     ) -> Awaitable[None] | None:
         """Check the request; answer it here if refused, else pass it on."""
         assert isinstance(start_line, httputil.RequestStartLine)
+        self._method = start_line.method
         page = is_page_request(start_line.method, start_line.path, self._server.app_paths)
-        # Only a connection's first request can have been counted by the front as a page.
-        self._connection.watched = self._first and page
-        self._connection.started = time.monotonic()
         guard = self._server.guard
         refusal = None
         if head_bytes(start_line, headers) > MAX_HEAD_BYTES:
             refusal = HEAD_TOO_LARGE
         elif guard is not None:
             refusal = guard.check(start_line, headers, self._server.session_key)
+        if refusal is None and self._server.routes.refuses(start_line.path.partition("?")[0]):
+            refusal = NOT_FOUND
         if refusal is not None:
             self._inner = None
             self._refuse(refusal)
@@ -303,5 +353,7 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
         for name, value in refusal.headers:
             headers[name] = value
         start_line = httputil.ResponseStartLine("HTTP/1.1", refusal.status, refusal.reason)
-        self._connection.write_headers(start_line, headers, body)
+        # A response to HEAD has the length of the body it would have, and no body.
+        chunk = None if self._method == "HEAD" else body
+        self._connection.write_headers(start_line, headers, chunk)
         self._connection.finish()

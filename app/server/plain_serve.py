@@ -20,7 +20,8 @@ a request carrying a reserved parameter is not built either (:func:`reserved_in_
 which ``app/main.py`` asks): the first request, and any session Bokeh builds otherwise.
 
 What needs ``sdpa-sim`` (:data:`NEEDS_SDPA_SIM`): the Host check, ``frame-ancestors``,
-signed session ids, the plain 4xx for any path before Bokeh, the first request's
+signed session ids, the plain 4xx for any path before Bokeh (Panel's ``/components/``
+route among them, which imports any module a URL names), the first request's
 ``bokeh-token`` (Bokeh decodes it before the script has ever run), and the websocket
 message size limit (``panel serve`` keeps Bokeh's 20 MiB unless given
 ``--websocket-max-message-size``).
@@ -52,8 +53,9 @@ page loads web fonts). Its words are :data:`REFUSED_TEXT`; a test keeps them the
 NEEDS_SDPA_SIM = (
     "sdpa-sim: plain `panel serve app/main.py` refuses bokeh-* parameters and redirects "
     "over-long addresses from its second page on; the Host check, frame-ancestors, signed "
-    "sessions, plain 4xx answers before Bokeh and the 1 MiB websocket message limit need "
-    "`sdpa-sim` (docs/security.md)"
+    "sessions, plain 4xx answers before Bokeh, Panel's /components/ route kept to the app's "
+    "own files (it imports any module a URL names) and the 1 MiB websocket message limit "
+    "need `sdpa-sim` (docs/security.md)"
 )
 """The one line plain ``panel serve`` prints, at its first page."""
 

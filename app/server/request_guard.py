@@ -19,6 +19,8 @@ Pure functions of a request's line and headers, so they can be tested without a 
   ``sdpa-omitted`` parameter the app explains;
 - a request target that is not a path, or whose path carries a control character (a NUL
   byte, raw or percent-encoded: Python's file functions raise on it);
+- on Panel's ``/components/`` route, which imports the module its path names: any path
+  but the app's own bundle files (a plain 404, nothing imported);
 - on the app's websocket path (``/main/ws``): a request that is not a websocket, and a
   websocket that Bokeh would accept and then drop with a traceback in the log: not the
   sub-protocols ``bokeh`` and a token, a token this process did not sign (a forged or
@@ -48,6 +50,7 @@ from bokeh.server.util import match_host
 from bokeh.util.token import check_token_signature, get_token_payload
 from tornado.httputil import parse_qs_bytes
 
+from app.server.mounted_routes import COMPONENT_PREFIX, component_allowed
 from app.simulation.address import fit_query
 
 RESERVED_PREFIX = "bokeh-"
@@ -131,6 +134,9 @@ NOT_A_BOKEH_WEBSOCKET = bad_request(
 NOT_A_WEBSOCKET = bad_request(
     "This address is the app's websocket: only the page opens it, as a websocket."
 )
+NOT_FOUND = Refusal(404, "Not Found", "There is no page or file at this address.")
+"""A path no route of this server may answer (a component that is not the app's, a route
+this server does not know: :mod:`app.server.mounted_routes`)."""
 CONTROL_IN_PATH = bad_request(
     "The address's path carries a control character (such as a NUL byte): no file or page has one."
 )
@@ -331,6 +337,10 @@ class RequestGuard:
     frame_ancestors: tuple[str, ...] = ()
     """Origins besides the app's own and localhost that may frame its pages."""
     app_paths: tuple[str, ...] = ("/", "/main")
+    component_files: tuple[str, ...] = ()
+    """The paths Panel's ``/components/`` route may serve (after that prefix: the app's own
+    bundles, set by the serving process, app/served/component_routes.py); any other path
+    there is a 404 before Panel imports the module it names."""
 
     @classmethod
     def for_server(
@@ -405,6 +415,8 @@ class RequestGuard:
             return bad_request("The request target is not a path.")
         if has_control_bytes(path):
             return CONTROL_IN_PATH
+        if path.startswith(COMPONENT_PREFIX) and not component_allowed(path, self.component_files):
+            return NOT_FOUND
         if headers.get_list(SESSION_HEADER):
             return NO_SESSION_CHOICE
         if is_websocket_path(path, self.app_paths):

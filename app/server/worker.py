@@ -12,10 +12,11 @@ The server is built by ``panel serve`` itself, with the options ``sdpa-sim`` giv
 Tornado's ``HTTPServer`` is a ``Configurable``: :func:`main` configures the subclass below
 before Bokeh creates its server, which is how the worker reaches the server's
 ``HTTPServer`` without private attributes. It is :mod:`app.server.guarded_http`'s server: every
-request passes the same guard as in one process, and when the page a handed connection
-asked for is finished (its session built, its HTML written), the worker tells the front,
-which hands it the next page then (see :mod:`app.server.front`). When the front goes away (its end
-of the socket pair closes), the worker stops as it would on SIGTERM.
+request passes the same guard as in one process, and when a connection the front handed as
+a page is over (its page written, or refused, or the client gone, or its head unreadable),
+the worker tells the front, which hands it the next page then (see :mod:`app.server.front`).
+When the front goes away (its end of the socket pair closes), the worker stops as it would
+on SIGTERM.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import logging
 import os
 import socket
 import sys
+from dataclasses import replace
 from typing import Any
 
 from tornado import gen
@@ -41,6 +43,12 @@ log = logging.getLogger(__name__)
 
 HANDOFF = b"c"
 """The message the front sends with each handed connection's file descriptor."""
+
+HANDOFF_PAGE = b"p"
+"""The message the front sends instead with a connection it counts as a page: the worker
+reports :data:`PAGE_DONE` for it once, however it ends (see
+:meth:`app.server.guarded_http.GuardedHTTPServer.handle_stream`), so the front and the worker
+never disagree on what a page is."""
 
 SESSIONS = b"sessions"
 """Prefix of the worker's report: ``sessions <live> <created>`` (ASCII)."""
@@ -117,10 +125,11 @@ class HandOffHTTPServer(GuardedHTTPServer):
                 self._front_gone()
                 return
             for handed in fds:
-                self._serve(handed)
+                self._serve(handed, page=data == HANDOFF_PAGE)
 
-    def _serve(self, fd: int) -> None:
-        """Serve the connection whose file descriptor the front handed over."""
+    def _serve(self, fd: int, *, page: bool = False) -> None:
+        """Serve the connection whose file descriptor the front handed over (``page``: as
+        a page it counts, until :data:`PAGE_DONE`)."""
         connection = socket.socket(fileno=fd)
         try:
             connection.setblocking(False)
@@ -130,11 +139,13 @@ class HandOffHTTPServer(GuardedHTTPServer):
         except OSError:
             # The client left while the connection was on its way here.
             connection.close()
+            if page:
+                self.page_done(0.0)
             return
         stream = IOStream(
             connection, max_buffer_size=self.max_buffer_size, read_chunk_size=self.read_chunk_size
         )
-        future = self.handle_stream(stream, address)
+        future = self.handle_stream(stream, address, page=page)
         if future is not None:
             IOLoop.current().add_future(gen.convert_yielded(future), lambda done: done.result())
 
@@ -193,8 +204,12 @@ def main(argv: list[str] | None = None) -> None:
     key = os.environ.get("BOKEH_SECRET_KEY", "").encode("utf-8") or None
     # Imported here, in the worker: it loads Panel and the app's views, which the front
     # (importing this module to start workers) never needs.
+    from app.served.component_routes import served_component_files
     from app.served.warmup import warm_page
 
+    if guard is not None:
+        # Only this process, which loads the app, knows its components: the front has no Panel.
+        guard = replace(guard, component_files=served_component_files())
     HTTPServer.configure(
         HandOffHTTPServer, control=control, guard=guard, session_key=key, before_page=warm_page
     )

@@ -15,17 +15,22 @@ from collections.abc import Iterator
 import pytest
 from bokeh.util.token import generate_jwt_token, generate_session_id
 from guard_cases import (
+    ROUTE_BASES,
     SERVED_OPTIONS,
     HostCase,
+    component_paths,
     control_path_cases,
+    head_refusals,
     header_routing_cases,
     host_cases,
     long_query_cases,
     malformed_messages,
+    malformed_page_heads,
     odd_queries,
     oversized_heads,
     oversized_messages,
     reserved_cases,
+    route_probes,
     unreadable_heads,
     upgrade_header_sets,
 )
@@ -43,6 +48,7 @@ from procs_support import (
 )
 from raw_http import exchange, send_frames
 
+from app.server.mounted_routes import KNOWN_HANDLERS
 from app.simulation.address import OMITTED
 
 CHEAP_TARGET = "/favicon.ico"
@@ -348,6 +354,109 @@ def test_websocket_messages_over_the_limit_close_only_their_connection(
     assert all(len(received) <= 3 for received in answers), [len(a) for a in answers]
     session = open_session(served.base_url, "?d_k=16")
     assert session["status"] == 101 and "PULL-DOC-REPLY" in session["messages"]
+    text = served.log_text(mark)
+    assert not tracebacks(text) and "ERROR" not in text, text[-2000:]
+
+
+def _status(answer: bytes) -> int:
+    """The status of an HTTP answer (0: none)."""
+    parts = answer[:16].split(b" ")
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+
+ANSWER_LIMIT_S = 1.0
+"""How long a hostile request on any route may wait for its answer: none builds a page."""
+
+
+def test_no_component_path_but_the_apps_own_imports_anything(served: FrontServer) -> None:
+    """Panel's /components/ route imports the module its path names: the guard answers a
+    plain 404 first (one path named ``venv.__main__`` ended the server before)."""
+    mark = served.log_size()
+    host = f"Host: 127.0.0.1:{served.port}\r\nConnection: close\r\n\r\n"
+    wrong = []
+    for path in component_paths():
+        for method in ("GET", "HEAD"):
+            answer = _answer(served.port, f"{method} {path} HTTP/1.1\r\n{host}".encode())
+            if _status(answer) != 404:
+                wrong.append(f"{method} {path[:80]}: {answer[:40]!r}")
+    assert not wrong, "\n".join(wrong[:20])
+    assert http_status(served.url) == 200, "the server still serves the page"
+    text = served.log_text(mark)
+    assert not tracebacks(text) and "ERROR" not in text, text[-2000:]
+    assert "Zen of Python" not in text and "usage:" not in text, "a module ran on import"
+
+
+def test_a_hostile_path_on_every_mounted_route_is_answered_below_500(served: FrontServer) -> None:
+    """Every route Panel and Bokeh mount, with hostile paths and queries, by GET and HEAD:
+    an answer under 500 within :data:`ANSWER_LIMIT_S`, and the page served after."""
+    import time
+
+    mark = served.log_size()
+    host = f"Host: 127.0.0.1:{served.port}\r\nConnection: close\r\n\r\n"
+    wrong, slowest = [], (0.0, "")
+    for probe in route_probes():
+        for method in ("GET", "HEAD"):
+            started = time.monotonic()
+            answer = _answer(served.port, f"{method} {probe} HTTP/1.1\r\n{host}".encode())
+            took = time.monotonic() - started
+            slowest = max(slowest, (took, f"{method} {probe[:60]}"))
+            if not 100 <= _status(answer) < 500:
+                wrong.append(f"{method} {probe[:80]}: {answer[:40]!r}")
+    assert not wrong, "\n".join(wrong[:20])
+    assert slowest[0] < ANSWER_LIMIT_S, slowest
+    assert http_status(served.url) == 200, "the server still serves the page"
+    text = served.log_text(mark)
+    assert not tracebacks(text) and "ERROR" not in text, text[-2000:]
+
+
+def test_the_server_knows_every_route_it_mounts(served: FrontServer) -> None:
+    """No route Panel or Bokeh mount is one app/server/mounted_routes.py does not name
+    (the server warns at start, and answers such a route with 404), and each named
+    handler has hostile probes."""
+    text = served.log_text()
+    assert "mount routes this server does not know" not in text, text[-2000:]
+    assert "could not read the server's routing table" not in text
+    assert set(ROUTE_BASES) == set(KNOWN_HANDLERS)
+
+
+def test_a_refused_head_request_gets_its_head_alone(served: FrontServer) -> None:
+    """HEAD with every kind of refusal: the status, its headers with the length the body
+    would have, no body, and no traceback in the log."""
+    mark = served.log_size()
+    wrong = []
+    for label, (raw, status) in head_refusals(f"127.0.0.1:{served.port}", served.port).items():
+        answer = _answer(served.port, raw)
+        head, separator, body = answer.partition(b"\r\n\r\n")
+        if _status(answer) != status or not separator or body:
+            wrong.append(f"{label}: {answer[:60]!r} … {len(body)} bytes of body")
+        elif b"content-length: " not in head.lower():
+            wrong.append(f"{label}: no Content-Length")
+    assert not wrong, "\n".join(wrong)
+    text = served.log_text(mark)
+    assert not tracebacks(text) and "ERROR" not in text, text[-2000:]
+
+
+def test_heads_tornado_refuses_do_not_hold_up_the_next_pages(served: FrontServer) -> None:
+    """Page heads the front counts as pages and Tornado refuses (three rounds of each
+    family), sent at once: each answered, and a page still opens at once after them (the
+    front's page queue held each for 30 s before)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    mark = served.log_size()
+    cases = malformed_page_heads(f"127.0.0.1:{served.port}")
+    burst = [(label, raw, status) for label, (raw, status) in cases.items()] * 3
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda case: _answer(served.port, case[1]), burst))
+    wrong = [
+        f"{label}: {answer[:40]!r}"
+        for (label, _raw, status), answer in zip(burst, answers, strict=True)
+        if _status(answer) != status
+    ]
+    assert not wrong, "\n".join(wrong)
+    # The page queue is free again: pages open within the time a page takes, far below the
+    # 30 s each refused head held a slot for.
+    for _ in range(3):
+        assert page_token(served.url, timeout=15)
     text = served.log_text(mark)
     assert not tracebacks(text) and "ERROR" not in text, text[-2000:]
 
