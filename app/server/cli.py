@@ -50,6 +50,11 @@ connection whose message is longer (code 1009) before it has read more than this
 hostile client's 19 MB ``href`` is never buffered whole nor kept."""
 
 
+WEBSOCKET_COMPRESSION_LEVEL = 6
+"""The page's websocket negotiates per-message deflate at zlib's default level: its largest
+message, the page's document, is JSON that shrinks several times."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line options of ``sdpa-sim``."""
     parser = argparse.ArgumentParser(
@@ -187,12 +192,13 @@ def check_port(options: argparse.Namespace) -> None:
 
 def app_arguments() -> list[str]:
     """The ``panel serve`` options that say what is served besides the app (its index, the
-    project's static files, the session's own channel: app/served/channel.py) and how large a
-    client's websocket message may be."""
+    project's static files, the session's own channel: app/served/channel.py), how large a
+    client's websocket message may be and that the websocket is compressed."""
     from app.served.channel import enable as enable_channel
 
     arguments = ["--index", "main", *enable_channel()]
     arguments += ["--websocket-max-message-size", str(WEBSOCKET_MAX_MESSAGE_BYTES)]
+    arguments += ["--websocket-compression-level", str(WEBSOCKET_COMPRESSION_LEVEL)]
     if STATIC_DIR.is_dir():
         arguments += ["--static-dirs", f"{STATIC_PREFIX}={STATIC_DIR}"]
     return arguments

@@ -11,7 +11,9 @@ application:
   alone), and so is a path that reaches a route this server does not know
   (:mod:`app.server.mounted_routes`);
 - the request's :class:`~tornado.httputil.HTTPConnection`: every response but a websocket's
-  101 gets the guard's ``Content-Security-Policy``.
+  101 gets the guard's ``Content-Security-Policy``, a static file without a cache lifetime
+  gets one, and a text response is compressed (static files once per process:
+  :mod:`app.server.compression`).
 
 A connection the ``--num-procs`` front hands over as a page holds a slot in the front's page
 queue: its end is reported to ``on_page_done`` once, however it comes (the page's response
@@ -45,6 +47,7 @@ from tornado import httputil
 from tornado.httpserver import HTTPServer
 from tornado.iostream import IOStream
 
+from app.server.compression import CompressedCache, CompressingConnection, give_cache_lifetime
 from app.server.mounted_routes import KNOWN_HANDLERS, RouteTable
 from app.server.request_guard import NOT_FOUND, Refusal, RequestGuard, is_page_request
 from app.server.routing import MAX_HEAD_BYTES
@@ -153,6 +156,8 @@ class GuardedHTTPServer(HTTPServer):
         warning = self.routes.warning()
         if warning is not None:
             print(warning, file=sys.stderr, flush=True)
+        self.compressed = CompressedCache()
+        """Static files compressed once for every client (app/server/compression.py)."""
         self._had_requests: weakref.WeakSet[object] = weakref.WeakSet()
         """Connections that have had a request: the next one is not their first."""
         self._page_slots: weakref.WeakKeyDictionary[IOStream, PageSlot] = (
@@ -195,9 +200,10 @@ class GuardedHTTPServer(HTTPServer):
         self._had_requests.add(server_conn)
         # Only a connection's first request is the page the front counted.
         slot = self._page_slots.get(getattr(server_conn, "stream", None)) if first else None
-        connection = _WatchedConnection(request_conn, self, slot)
+        compressing = CompressingConnection(request_conn, self.compressed)
+        connection = _WatchedConnection(compressing, self, slot)
         inner = super().start_request(server_conn, connection)
-        return _GuardedRequest(inner, connection, self)
+        return _GuardedRequest(inner, connection, compressing, self)
 
     def on_close(self, server_conn: object) -> None:
         """The connection is over: a page slot it still holds is reported now."""
@@ -253,6 +259,8 @@ class _WatchedConnection(httputil.HTTPConnection):
             for name, value in guard.response_headers().items():
                 if name not in headers:
                     headers[name] = value
+        if isinstance(start_line, httputil.ResponseStartLine):
+            give_cache_lifetime(start_line.code, headers)
         return self._connection.write_headers(start_line, headers, chunk)
 
     def write(self, chunk: bytes) -> Awaitable[None]:
@@ -282,10 +290,12 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
         self,
         inner: httputil.HTTPMessageDelegate,
         connection: _WatchedConnection,
+        compressing: CompressingConnection,
         server: GuardedHTTPServer,
     ) -> None:
         self._inner: httputil.HTTPMessageDelegate | None = inner
         self._connection = connection
+        self._compressing = compressing
         self._server = server
         self._method = ""
 
@@ -297,6 +307,8 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
         """Check the request; answer it here if refused, else pass it on."""
         assert isinstance(start_line, httputil.RequestStartLine)
         self._method = start_line.method
+        path = start_line.path.partition("?")[0]
+        self._compressing.request_received(start_line.method, path, headers)
         page = is_page_request(start_line.method, start_line.path, self._server.app_paths)
         guard = self._server.guard
         refusal = None
@@ -304,7 +316,7 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
             refusal = HEAD_TOO_LARGE
         elif guard is not None:
             refusal = guard.check(start_line, headers, self._server.session_key)
-        if refusal is None and self._server.routes.refuses(start_line.path.partition("?")[0]):
+        if refusal is None and self._server.routes.refuses(path):
             refusal = NOT_FOUND
         if refusal is not None:
             self._inner = None

@@ -461,5 +461,39 @@ def test_heads_tornado_refuses_do_not_hold_up_the_next_pages(served: FrontServer
     assert not tracebacks(text) and "ERROR" not in text, text[-2000:]
 
 
+def test_static_files_and_the_websocket_are_compressed(served: FrontServer) -> None:
+    """BokehJS as gzip (the same bytes once decompressed, a quarter of them on the wire) with
+    a cache lifetime; the page's websocket negotiates per-message deflate."""
+    import gzip
+
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    host = {"Host": f"127.0.0.1:{served.port}"}
+    target = "/static/js/bokeh.min.js"
+    status, headers, packed = raw_get(served.port, target, {**host, "Accept-Encoding": "gzip"})
+    plain_status, plain_headers, plain = raw_get(served.port, target, host)
+    assert status == plain_status == 200
+    assert headers["content-encoding"] == "gzip" and "content-encoding" not in plain_headers
+    assert gzip.decompress(packed) == plain and len(packed) < len(plain) / 3
+    assert "max-age=" in headers["cache-control"]
+
+    token = page_token(served.url)
+
+    async def extensions() -> str:
+        request = HTTPRequest(
+            f"ws://127.0.0.1:{served.port}/main/ws", headers={"Origin": served.base_url}
+        )
+        connection = await websocket_connect(
+            request, subprotocols=["bokeh", token], compression_options={}
+        )
+        try:
+            return connection.headers.get("Sec-WebSocket-Extensions", "")
+        finally:
+            connection.close()
+
+    assert "permessage-deflate" in run_async(extensions(), 60)
+
+
 def test_the_log_has_no_traceback(served: FrontServer) -> None:
     assert not tracebacks(served.log_text()), tracebacks(served.log_text())
