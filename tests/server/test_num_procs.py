@@ -432,7 +432,7 @@ def test_a_worker_serves_the_app_as_one_process_does_on_a_unix_socket() -> None:
     assert _values(arguments, "--index") == ["main"]
     assert _values(arguments, "--plugins") == ["app.served.channel"]
     assert _values(arguments, "--websocket-max-message-size") == ["1048576"]
-    assert _values(arguments, "--websocket-compression-level") == ["6"]
+    assert _values(arguments, "--websocket-compression-level") == ["1"]
     assert _values(arguments, "--unix-socket") == ["/tmp/x/worker-1.sock"]
     assert f"assets={cli.STATIC_DIR}" in arguments
     # The public address's websocket origins: Bokeh's default for a port, made explicit.
