@@ -91,7 +91,7 @@ class WorkGate:
         self._wait = wait
         self._lock = threading.Lock()
         self._waiting: dict[str, _Job] = {}
-        """The jobs waiting, one per kind, in the order their kinds were first asked for."""
+        """The jobs waiting, one per kind, oldest first (a replacement keeps its place)."""
         self._running: _Job | None = None
         self._start_due = False
         """Whether a start is posted or a look at ``ready()`` scheduled (one at a time)."""
@@ -172,7 +172,14 @@ class WorkGate:
         if later:
             self._wait(READY_POLL_S, self._start_next)
             return
-        future = self._pool.submit(job.compute)
+        try:
+            future = self._pool.submit(job.compute)
+        except RuntimeError:
+            # The pool is shut down (the process is stopping): nothing more will run.
+            log.warning("sdpa-sim: a session's %s job found the pool shut down", job.kind)
+            with self._lock:
+                self._running = None
+            return
         future.add_done_callback(lambda done: self._post(partial(self._finish, job, done)))
 
     def _finish(self, job: _Job, done: Future) -> None:

@@ -220,3 +220,13 @@ def test_repeated_presses_send_each_file_once_and_a_press_after_a_move_a_new_fil
     ]
     assert histogram_before != histogram_csv(model), "each file holds the numbers of its press"
     assert pool.most_at_once == 1 and section.downloads == 3
+
+
+def test_a_pool_that_is_shut_down_leaves_the_gate_free() -> None:
+    class ShutDown:
+        def submit(self, compute: Callable[[], Any]) -> Future:
+            raise RuntimeError("cannot schedule new futures after shutdown")
+
+    gate, got = WorkGate(pool=ShutDown()), []
+    gate.submit("download matrix", "a", lambda: "a", got.append)
+    assert not gate.busy and got == []
