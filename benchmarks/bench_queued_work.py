@@ -6,7 +6,9 @@ commit's tree too (``git archive``, served with the same interpreter), and on ea
 1. opens a student's page at ``--n`` (512: its refreshes run in the refresh pool) and times
    ``--moves`` moves of d_k alone, one after the other (sent → the heatmap's frame);
 2. opens a flooding page at ``--flood-n`` (1024) with its assumptions section, connects its
-   channel and sends ``--downloads`` matrix downloads on it without ever reading;
+   channel and sends ``--downloads`` matrix downloads on it without ever reading (with
+   ``--kind resample``, as many Resample presses: each a seed never drawn, whose tables
+   take ~0.5 s);
 3. times the student's moves again, one after the other, for ``--seconds`` after the flood
    was sent (a count of moves would hide the flood: before the gate one move waited ~16 s
    for it and the next were quick once it had been written).
@@ -18,6 +20,7 @@ presses), at the window's end and at its highest (``VmHWM``)::
 
     .venv-3.11/bin/python benchmarks/bench_queued_work.py --before 3a434bd
     .venv-3.11/bin/python benchmarks/bench_queued_work.py --moves 30 --downloads 16
+    .venv-3.11/bin/python benchmarks/bench_queued_work.py --kind resample --downloads 40
 """
 
 from __future__ import annotations
@@ -80,9 +83,18 @@ async def timed_moves(
     return times
 
 
-async def flood(url: str, downloads: int, pid: int) -> tuple[ProtocolSession, object, float]:
+PRESSES = {
+    "downloads": {"to": "lesson", "msg": {"assumptions": {"download": "matrix"}}},
+    "resample": {"to": "controls", "msg": {"name": "resample", "value": True}},
+}
+"""What the flooding page sends, by ``--kind``."""
+
+
+async def flood(
+    url: str, downloads: int, pid: int, kind: str = "downloads"
+) -> tuple[ProtocolSession, object, float]:
     """A page at ``url`` with its assumptions section open, whose channel was sent
-    ``downloads`` matrix downloads and is never read (close both), and the server's RSS
+    ``downloads`` presses of ``kind`` and is never read (close both), and the server's RSS
     once the page was open, before its presses."""
     page = ProtocolSession(url, timeout=TIMEOUT, channel=False)
     await page.open()
@@ -98,7 +110,7 @@ async def flood(url: str, downloads: int, pid: int) -> tuple[ProtocolSession, ob
     address = channel_url(url, page.index.channel_key())
     channel = await websocket_connect(HTTPRequest(address, headers={"Origin": page.origin}))
     opened = memory_mib(pid)["VmRSS"]
-    press = json.dumps({"to": "lesson", "msg": {"assumptions": {"download": "matrix"}}})
+    press = json.dumps(PRESSES[kind])
     for _ in range(downloads):
         await channel.write_message(press)
     return page, channel, opened
@@ -122,7 +134,7 @@ async def measure(url: str, pid: int, options: argparse.Namespace) -> dict:
     before = memory_mib(pid)["VmRSS"]
     sent = time.monotonic()
     address = page_url(url, n=options.flood_n, d_k=64)
-    flooder, channel, opened = await flood(address, options.downloads, pid)
+    flooder, channel, opened = await flood(address, options.downloads, pid, options.kind)
     flooded = await timed_moves(student, walk, 10**6, sent + options.seconds)
     after = memory_mib(pid)
     channel.close()
@@ -159,7 +171,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=512, help="the timed student's n")
     parser.add_argument("--flood-n", type=int, default=1024, help="the flooding page's n")
     parser.add_argument("--moves", type=int, default=20)
-    parser.add_argument("--downloads", type=int, default=8)
+    parser.add_argument("--downloads", type=int, default=8, help="how many presses")
+    parser.add_argument("--kind", choices=sorted(PRESSES), default="downloads")
     parser.add_argument("--seconds", type=float, default=30, help="the flooded window")
     parser.add_argument("--before", help="a commit to measure too (the behaviour before)")
     options = parser.parse_args()
@@ -185,7 +198,7 @@ def main() -> None:
                 server.wait(timeout=60)
     print(
         f"d_k moves of a student at n = {options.n}, alone and beside a page at "
-        f"n = {options.flood_n} that sent {options.downloads} matrix downloads unread "
+        f"n = {options.flood_n} that sent {options.downloads} {options.kind} presses unread "
         f"(moves made for {options.seconds:g} s after it sent them):"
     )
     for name, result in results.items():
