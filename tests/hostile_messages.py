@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from collections.abc import Iterator, Sequence
 
 BAD_VALUES: tuple[object, ...] = (
@@ -146,3 +147,38 @@ def refused_channel_binaries(targets: Sequence[str]) -> Iterator[tuple[str, byte
     header = json.dumps({"to": targets[0], "arrays": [["x", "float64", 8, 10**9]]}).encode()
     yield "a frame", len(header).to_bytes(4, "little") + header
     yield "a frame", (2**32 - 1).to_bytes(4, "little") + header
+
+
+# --- Queued work: one page asking for heavy jobs again and again ----------------------------------
+
+CSV_BUTTONS = ("matrix", "histogram")
+"""The files the assumptions section's buttons ask for."""
+
+QUEUED_WORK_KINDS = ("downloads", "resample", "train", "mixed")
+"""The families of :func:`queued_work_floods`: what a page asks the server to compute."""
+
+
+def queued_work_floods(seed: int, cases: int = 3, length: int = 40) -> Iterator[tuple[str, list]]:
+    """``(family, messages)`` pairs, ``cases`` of each family, drawn with ``random(seed)``:
+    floods of ``length`` requests for heavy work from one page, as ``(target, msg)`` for
+    the session's channel. Downloads press the two CSV buttons in any order and nudge σ_q
+    between presses (a new file each time), Resample presses the next seed, Train
+    alternates Train and Stop, and the mixed family draws from all three."""
+    rng = random.Random(seed)
+    download = [
+        ("lesson", {"assumptions": {"download": which}}) for which in ("matrix", "histogram")
+    ]
+    nudge = [
+        ("lesson", {"assumptions": {"control": {"name": "sigma_q", "index": i}}}) for i in (9, 11)
+    ]
+    resample = [("controls", {"name": "resample", "value": True})]
+    train = [("lesson", {"training": "train"}), ("lesson", {"training": "stop"})]
+    pools = {
+        "downloads": download * 3 + nudge,
+        "resample": resample,
+        "train": train,
+        "mixed": download + nudge + resample + train,
+    }
+    for family in QUEUED_WORK_KINDS:
+        for _ in range(cases):
+            yield family, [rng.choice(pools[family]) for _ in range(length)]

@@ -65,6 +65,9 @@ Empty or absent: the page has no channel, and moves and frames use Bokeh's webso
 CONTROLS_TARGET = "controls"
 """The receiver a drawn control's move is addressed to on the channel."""
 
+LESSON_TARGET = "lesson"
+"""The name the channel gives the lesson's component (app/served/session.py)."""
+
 FIGURES_TARGET = "figures"
 """The component the first screen's frames are addressed to on the channel (the lesson's
 component has a target of its own)."""
@@ -477,15 +480,21 @@ def channel_frame_header(message: bytes) -> dict[str, Any]:
 def is_values_message(text: str) -> bool:
     """Whether ``text`` is a channel's values message (app/served/channel.py,
     ``SessionChannel.send_values``): ``{"to": component, "values": {…}}``."""
+    return values_message(text) is not None
+
+
+def values_message(text: str) -> dict[str, Any] | None:
+    """``text`` read as a channel's values message (:func:`is_values_message`), or None."""
     try:
         message = json.loads(text)
     except ValueError:
-        return False
-    return (
+        return None
+    is_values = (
         isinstance(message, dict)
         and set(message) == {"to", "values"}
         and isinstance(message["values"], dict)
     )
+    return message if is_values else None
 
 
 def default_origin(page: str) -> str:
@@ -570,6 +579,9 @@ class ProtocolSession:
         self._channel_moves: list[Move] = []
         """The moves sent on the channel, in order: a frame's ``handled`` count says how
         many of them it shows."""
+        self.lesson_values: list[dict[str, Any]] = []
+        """The values the lesson's component was sent on the channel, in order, each
+        download's text replaced by its length (a flood of files is not kept)."""
 
     @property
     def on_channel(self) -> bool:
@@ -782,8 +794,11 @@ class ProtocolSession:
                 now = time.monotonic()
                 if not isinstance(message, bytes):
                     # A component's values (the collapse marker's view): not the heatmap's.
-                    if not is_values_message(message):
+                    values = values_message(message)
+                    if values is None:
                         self.errors.append(f"channel: a text message {message[:40]!r}")
+                    else:
+                        self._keep_lesson_values(values)
                     self.bytes_received += len(message)
                     self.messages_received += 1
                     self._last_message = now
@@ -813,6 +828,35 @@ class ProtocolSession:
                 self.errors.append(f"channel closed by the server: {code}")
             self._channel = None
             self._wake()
+
+    def _keep_lesson_values(self, message: dict[str, Any]) -> None:
+        if message["to"] != LESSON_TARGET:
+            return
+        values = message["values"]
+        download = map_get(values.get("assumptions"), "download")
+        if isinstance(download, dict):
+            text = download.get("text")
+            download["text"] = len(text) if isinstance(text, str) else None
+        self.lesson_values.append(values)
+
+    def downloads(self) -> list[dict[str, Any]]:
+        """The CSV files the assumptions section sent on the channel so far (``which``,
+        ``name`` and the text's length as ``text``), in order."""
+        return [
+            values["assumptions"]["download"]
+            for values in self.lesson_values
+            if isinstance(values.get("assumptions"), dict) and "download" in values["assumptions"]
+        ]
+
+    async def open_sections(self, *names: str) -> None:
+        """Open the lesson's lazy sections ``names`` (``"training"``, ``"assumptions"``) as
+        their buttons do: the page sets the lesson's ``opened``."""
+        # The lesson's data model carries its component's name and properties.
+        data = self.index.named(LESSON_TARGET)
+        if data is None:
+            raise ProtocolError("no lesson in the document: open it first (open_lesson)")
+        event = {"kind": "ModelChanged", "model": {"id": data.id}, "attr": "opened"}
+        await self.send_events([{**event, "new": list(names)}])
 
     async def _send(self, message: Message[Any]) -> None:
         if self._connection is None or self.closed:

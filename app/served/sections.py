@@ -18,6 +18,7 @@ from app.served.components.lazy_section import LazySection, SectionView
 from app.served.components.lesson import DrawnLesson
 from app.served.components.training import training_figures
 from app.served.components.training_session import TrainingSession
+from app.served.work_queue import WorkGate
 from app.simulation.model import SimulationModel
 
 __all__ = ["LessonSections"]
@@ -26,7 +27,11 @@ __all__ = ["LessonSections"]
 class LessonSections:
     """The lesson's views over one session's model, in the one component that draws them."""
 
-    def __init__(self, model: SimulationModel, *, dark: bool = False) -> None:
+    def __init__(
+        self, model: SimulationModel, *, dark: bool = False, work: WorkGate | None = None
+    ) -> None:
+        """The lesson of ``model``; ``work`` is the session's gate for heavy jobs (the CSV
+        files: app/served/work_queue.py), one of the assumptions section's own unless given."""
         self.training = LazySection(
             "training",
             TRAINING_TITLE,
@@ -35,7 +40,7 @@ class LessonSections:
         self.assumptions = LazySection(
             "assumptions",
             ASSUMPTIONS_TITLE,
-            lambda: AssumptionsSession(model, self.drawn.show_assumptions),
+            lambda: AssumptionsSession(model, self.drawn.show_assumptions, work=work),
         )
         self.lazy_sections = (self.training, self.assumptions)
         """The sections built only when a student opens them."""

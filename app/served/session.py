@@ -33,6 +33,7 @@ from app.served.ticks import (
     run_now,
     sent_by_the_session,
 )
+from app.served.work_queue import WorkGate
 from app.simulation.model import SimulationModel
 from app.simulation.presets import PRESETS
 from app.simulation.query import (
@@ -119,6 +120,17 @@ class Session:
         self._url_quiet_at = self._url_late_at = 0.0
         """When the scheduled URL write is due: after a pause, or at the latest."""
         self._later_by = later_by(doc) if is_served else _run_at_once
+        self.work = (
+            WorkGate(
+                post=self._defer,
+                ready=lambda: not self._writes_pending(doc),
+                wait=self._later_by,
+            )
+            if is_served and doc is not None
+            else WorkGate()
+        )
+        """The session's heavy jobs (the CSV files): one at a time, repeats merged, the next
+        once the last result has been written (app/served/work_queue.py)."""
         self.state = SimulationState.for_spec(spec)()
         if query:
             self.state.apply_query(query)
@@ -178,6 +190,7 @@ class Session:
         if is_served:
             if doc is not None:
                 skip_unchanged_stylesheets(doc)
+                doc.on_session_destroyed(self._drop_work)
             # The lesson waits for the student to reach it: a class arriving at once then
             # only pays for the first screens. The URL shows the state once the page is up.
             if self.location is not None:
@@ -200,6 +213,9 @@ class Session:
     def _show_class_bar(self, bar: pn.viewable.Viewable) -> None:
         self.layout.first_screen.classroom = bar
 
+    def _drop_work(self, session_context: object) -> None:
+        self.work.close()
+
     def _leave_class(self, session_context: object) -> None:
         if self.seat is not None:
             self.seat.leave()
@@ -218,7 +234,7 @@ class Session:
         if self.lesson is not None:
             return
         with pn.io.hold():
-            self.lesson = LessonSections(self.model, dark=self.layout.dark)
+            self.lesson = LessonSections(self.model, dark=self.layout.dark, work=self.work)
             drawn = self.lesson.drawn
             drawn.on_pick_row = self.choose_row
             if self.seat is not None:

@@ -7,10 +7,10 @@ process has drawn lately (its tables of 10,000 pooled pairs, ~0.5 s) and a large
 (n² ≥ :data:`app.served.session.OFF_LOOP_CELLS`: at n = d_k = 1024 a 1024³ product, ~50 ms).
 ``sdpa-sim`` hands each page request's address to :func:`warm_page` before the application
 sees it (app/server/guarded_http.py, ``before_page``): for such a page it computes the numbers in
-:data:`app.served.ticks.REFRESH_POOL`, into the caches every session of the process shares, and
-the request goes on once they are there. The session built then finds them: its build is a
-lookup. Pages asking for the same numbers at the same moment (a class opening one link)
-wait for one computation.
+:data:`app.served.work_queue.WORK_POOL` (never in the threads the students' moves run in), into
+the caches every session of the process shares, and the request goes on once they are
+there. The session built then finds them: its build is a lookup. Pages asking for the same
+numbers at the same moment (a class opening one link) wait for one computation.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from tornado.httputil import parse_qs_bytes
 
 from app.served.session import OFF_LOOP_CELLS
-from app.served.ticks import REFRESH_POOL
+from app.served.work_queue import WORK_POOL
 from app.simulation.model import SimulationModel
 from app.simulation.parts import histograms_ready, law_of
 from app.simulation.state import SimulationState
@@ -63,7 +63,7 @@ def warm_page(target: str) -> Awaitable[None] | None:
         return None
     future = _warming.get(key)
     if future is None or future.done():
-        future = REFRESH_POOL.submit(SimulationModel, state)
+        future = WORK_POOL.submit(SimulationModel, state)
         _warming[key] = future
     return _settled(key, future)
 

@@ -7,7 +7,7 @@ import csv
 import io
 import json
 import math
-import time
+import queue
 
 import numpy as np
 import param
@@ -528,18 +528,14 @@ def test_the_file_is_written_from_the_numbers_of_the_press_in_a_thread() -> None
     not change the file the press asked for."""
     model = model_for(n=6)
     page = SentToPage()
-    posted: list = []
-    section = AssumptionsSession(model, page, post=posted.append, in_thread=True)
+    posted: queue.Queue = queue.Queue()
+    section = AssumptionsSession(model, page, post=posted.put, in_thread=True)
     before = matrix_csv(model)
-    future = section.download("matrix")
-    assert future is not None
-    future.result(timeout=30)
+    assert section.download("matrix")
     model.state.set_controls(d_k=16)
     model.refresh({"d_k"})
-    deadline = time.monotonic() + 10
-    while not posted and time.monotonic() < deadline:
-        time.sleep(0.01)
-    posted.pop()()
+    posted.get(timeout=30)()  # the session's gate starts the job in its pool
+    posted.get(timeout=30)()  # the file, written, is sent
     assert page.of("download")[0]["text"] == before != matrix_csv(model)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hostile_messages import queued_work_floods
 
 from app.page.training import CURVE_COLUMNS
 from app.page.views.training_grid import band_data, nearest_grid_d_k, trailing_mean
@@ -332,6 +333,27 @@ def test_a_session_runs_one_run_at_a_time(small_grid: SharedGrid) -> None:
     executor.run_next()
     assert first.status == DONE
     assert view.train() is not None, "once it is done, Train trains again"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_flood_of_train_and_stop_holds_one_run_of_the_session(
+    small_grid: SharedGrid, seed: int
+) -> None:
+    # Queued work per session (issue 45): whatever a page presses, one run of it waits or
+    # trains, and another session's run still gets its slot.
+    executor = ManualExecutor()
+    runner = TrainingRunner(2, executor, run_seconds=0.0, update_interval=0.0)
+    flooding, other = make_view(small_grid, runner), make_view(small_grid, runner, seed=1)
+    floods = [msgs for family, msgs in queued_work_floods(seed, length=200) if family == "train"]
+    for index, (_, msg) in enumerate(floods[0]):
+        flooding.train() if msg["training"] == "train" else flooding.stop()
+        assert len(executor.pending) + runner.waiting <= 1
+        if index % 9 == 0 and executor.pending:
+            executor.run_next()
+    assert other.train() is not None and runner.waiting == 0
+    while executor.pending:
+        executor.run_next()
+    assert runner.running == 0
 
 
 def test_the_cap_makes_the_run_over_it_wait_its_turn(small_grid: SharedGrid) -> None:

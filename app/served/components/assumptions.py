@@ -16,7 +16,6 @@ import functools
 import json
 import logging
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import Any
 
 import panel as pn
@@ -40,7 +39,8 @@ from app.page.views.readouts import READOUT_CSS
 from app.served.components.controls import ControlBinding
 from app.served.components.figures import embeddable_item
 from app.served.location import served
-from app.served.ticks import REFRESH_POOL, Later, next_tick, run_now
+from app.served.ticks import Later, next_tick, run_now
+from app.served.work_queue import WorkGate
 from app.simulation.csv_files import CSV_FILES, HISTOGRAM_LABEL, MATRIX_LABEL, csv_file
 from app.simulation.model import HISTOGRAMS, WEIGHTS, SimulationModel
 from app.simulation.spec import ASSUMPTION_CONTROLS, CONTROL_BY_NAME
@@ -141,8 +141,9 @@ class AssumptionsSession:
     the lesson's frames.
 
     ``post`` defaults to the session's next tick when served, else at once; ``in_thread``
-    (default: when served) writes a file in :data:`app.served.ticks.REFRESH_POOL` and posts it
-    back, else at once.
+    (default: when served) writes a file through ``work``, the session's
+    :class:`app.served.work_queue.WorkGate` (one of the section's own unless given), and
+    posts it back, else at once.
     """
 
     def __init__(
@@ -152,6 +153,7 @@ class AssumptionsSession:
         *,
         post: Later | None = None,
         in_thread: bool | None = None,
+        work: WorkGate | None = None,
     ) -> None:
         is_served = served()
         doc = pn.state.curdoc if is_served else None
@@ -159,6 +161,7 @@ class AssumptionsSession:
         self._send = send
         self._post = post or (next_tick(doc) if doc is not None else run_now)
         self._in_thread = is_served if in_thread is None else in_thread
+        self._work = work or WorkGate(post=self._post)
         self.binding = ControlBinding(
             model.state, ASSUMPTION_CONTROLS, self._answer, owner="DrawnLesson"
         )
@@ -195,9 +198,11 @@ class AssumptionsSession:
         else:
             log.warning("sdpa-sim: refused a message from a page to the assumptions section")
 
-    def download(self, which: str) -> Future[str] | None:
-        """Write the file ``which`` from the model as it is now and send it to the page (in
-        a thread when served: the matrix takes 1.4 s at n = 1024)."""
+    def download(self, which: str) -> bool:
+        """Write the file ``which`` from the model as it is now and send it to the page
+        (served: through the session's work gate, in a thread, the matrix takes 1.4 s at
+        n = 1024). False when merged: the same file of the same numbers is on its way, and
+        goes to the page once."""
         name, write = csv_file(self._model, which)
 
         def send(text: str) -> None:
@@ -206,14 +211,7 @@ class AssumptionsSession:
 
         if not self._in_thread:
             send(write())
-            return None
-        future = REFRESH_POOL.submit(write)
-
-        def written(done: Future[str]) -> None:
-            if done.exception() is not None:
-                log.error("sdpa-sim: the %s CSV could not be written", which, exc_info=True)
-                return
-            self._post(lambda: send(done.result()))
-
-        future.add_done_callback(written)
-        return future
+            return True
+        # One waiting file of each kind: a press on the other button is not lost, and the
+        # file's name says which numbers it holds (a press after a move is a new file).
+        return self._work.submit(f"download {which}", name, write, send)
