@@ -1,8 +1,11 @@
 """One session's seat in the class: its class bar, and the scenes between its state and the
 process's classroom (app/served/classroom.py).
 
-A student's checked quiz answers count in the class (:meth:`ClassSeat.answer`); the bar
-shows the counts to the presenter, and to the students once the presenter shows them.
+A student's checked quiz answers count in the class (:meth:`ClassSeat.answer`), once per
+browser: the student's bar claims the ballot its browser keeps, and the classroom counts the
+answers under that ballot's voter (app/served/classroom.py). The bar shows the counts to the
+presenter, with how many browsers they come from against how many pages are connected, and
+to the students once the presenter shows them.
 
 A presenter's seat sends the presenter's scene when **Send my scene** is pressed and, while
 **Students follow me** is on, after each of the presenter's moves (the moves of one tick
@@ -125,6 +128,7 @@ class ClassSeat:
         shown = self.presenter or classroom.revealed
         values = {
             "students": classroom.students,
+            "browsers": classroom.browsers,
             "presented": classroom.presented,
             "live": classroom.live,
             "revealed": classroom.revealed,
@@ -137,10 +141,8 @@ class ClassSeat:
             self.bar = ClassBar(
                 role=PRESENTER if self.presenter else STUDENT, following=self.following, **values
             )
-            self.bar.param.watch(
-                self._on_bar,
-                ["live", "send_presses", "revealed", "reset_presses", "following", "back_presses"],
-            )
+            # What a page may change on its bar is what the seat acts on.
+            self.bar.param.watch(self._on_bar, list(ClassBar.page_properties))
             self._show_bar(self.bar)
 
     def _set_following(self, following: bool) -> None:
@@ -201,6 +203,8 @@ class ClassSeat:
                 self.following = bool(event.new)
                 if event.new:
                     self._back_to_the_instructor()
+            elif event.name == "claim":
+                self.bar.ballot = self.classroom.vote_as(self, event.new)
             elif event.name == "back_presses":
                 if self.following:
                     self._back_to_the_instructor()

@@ -4,9 +4,35 @@
  * a region named by its words, a status line read politely, native buttons and switches.
  */
 
-/** One of the bar's words, with `{count}` filled. */
+/** One of the bar's words, with `{count}` filled (or each `{name}` of an object's). */
 function say(texts, key, count) {
-  return texts[key].replace("{count}", String(count));
+  const values = typeof count === "object" ? count : { count };
+  return texts[key].replace(/\{(\w+)\}/g, (whole, name) =>
+    name in values ? String(values[name]) : whole,
+  );
+}
+
+/**
+ * The ballot this browser votes with: the page claims the one its storage keeps (any other
+ * word when there is none, or storage is blocked), and keeps the one the server answers,
+ * so that the browser's tabs and reloads count as one voter.
+ */
+function keepBallot(model) {
+  const read = () => {
+    try {
+      return window.localStorage.getItem(model.storage);
+    } catch {
+      return null;
+    }
+  };
+  model.on("ballot", () => {
+    try {
+      if (model.ballot) window.localStorage.setItem(model.storage, model.ballot);
+    } catch {
+      // Storage blocked (a private window's iframe): this page votes on its own.
+    }
+  });
+  model.claim = read() || "none";
 }
 
 /** A native checkbox announced as a switch, in its label. */
@@ -37,6 +63,9 @@ function answersBlock(model) {
   block.className = "sdpa-class-answers";
   const heading = document.createElement("h2");
   heading.textContent = texts.answers;
+  // Only the presenter's page reads how many browsers the answers come from.
+  const voters = document.createElement("p");
+  voters.className = "sdpa-class-voters";
   const show = () => {
     const charts = Object.entries(model.questions).map(([key, question]) => {
       const counts = model.answers[key] ?? {};
@@ -72,9 +101,11 @@ function answersBlock(model) {
       chart.append(caption, list);
       return chart;
     });
-    block.replaceChildren(heading, ...charts);
+    const shown = model.role === "presenter" ? [voters] : [];
+    voters.textContent = say(texts, "voters", { browsers: model.browsers, pages: model.students });
+    block.replaceChildren(heading, ...shown, ...charts);
   };
-  model.on("answers", show);
+  for (const name of ["answers", "browsers", "students"]) model.on(name, show);
   show();
   return block;
 }
@@ -151,6 +182,7 @@ function studentBar(model, bar, title, detail) {
   show();
   showAnswers();
   bar.append(label, back, answers);
+  keepBallot(model);
 }
 
 export function render({ model, el }) {

@@ -1,0 +1,301 @@
+"""One answer per browser per class (issue 45, ballot stuffing): each student's page claims the
+ballot its browser keeps, the classroom counts answers per voter, and the presenter's bar
+shows how many browsers the answers come from against how many pages are connected; on one
+process and across two over the class bus (app/served/classroom.py, class_seat.py,
+components/class_bar.py). Seats without a server or a page (tests/model/test_class_mode.py
+runs whole sessions): each update runs at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from hostile_messages import BAD_VALUES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.page.views.quiz import tally_choice
+from app.served.class_seat import ANSWER_INTERVAL_S, QUESTION_CHOICES, ClassSeat
+from app.served.classroom import Classroom
+from app.served.components.class_bar import MAX_CLAIM_LENGTH
+from app.simulation.state import SimulationState
+from model.test_class_bus import KEY, MemoryBus
+
+NO_BALLOT = "none"
+"""What class_bar.js claims when its browser keeps no ballot."""
+
+
+class Clock:
+    """One clock for the seats' answer interval and the classrooms' answer times, moved by
+    the test: every answer is past the interval, and later than the one before."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def tick(self) -> None:
+        self.now += ANSWER_INTERVAL_S
+
+
+def _seat(room: Classroom, clock: Clock, *, presenter: bool = False) -> ClassSeat:
+    """A session's seat in ``room``, on a state of its own, started as a session starts it."""
+    seat = ClassSeat(
+        room,
+        SimulationState(),
+        presenter=presenter,
+        defer=lambda update: update(),
+        show_bar=lambda bar: None,
+        clock=clock,
+    )
+    seat.start()
+    return seat
+
+
+def _claim(student: ClassSeat, claim: object) -> str:
+    """What a student's page does: claim ``claim`` if the bar takes it from a page (as Panel
+    would, through ``accepts_from_page``); the ballot the page then keeps."""
+    bar = student.bar
+    if bar.accepts_from_page("claim", claim):
+        bar.claim = claim
+    return bar.ballot
+
+
+def _rooms(processes: int, clock: Clock) -> list[Classroom]:
+    """``processes`` classrooms of one class (over a bus in memory when more than one)."""
+    rooms = [Classroom(KEY, clock=clock) for _ in range(processes)]
+    if processes > 1:
+        bus = MemoryBus()
+        for index, room in enumerate(rooms):
+            bus.join(f"process-{index}", room)
+    return rooms
+
+
+def _answer(student: ClassSeat, clock: Clock, question: str, answer: object) -> bool:
+    clock.tick()
+    return student.answer(question, answer)
+
+
+def test_the_tabs_of_one_browser_count_as_one_voter() -> None:
+    clock = Clock()
+    (room,) = _rooms(1, clock)
+    presenter = _seat(room, clock, presenter=True)
+    first = _seat(room, clock)
+    ballot = _claim(first, NO_BALLOT)
+    assert room.ballot_voter(ballot) is not None
+    tabs = [_seat(room, clock) for _ in range(7)]
+    assert all(_claim(tab, ballot) == ballot for tab in tabs)  # one browser: one ballot
+    bar = presenter.bar
+    assert (bar.students, bar.browsers) == (8, 1)
+    for tab in (first, *tabs):
+        assert _answer(tab, clock, "divisor", "8")
+    assert bar.answers["divisor"] == {"right": 1, "wrong": 0}
+    assert _answer(tabs[3], clock, "divisor", "64")  # the voter's last answer counts
+    assert bar.answers["divisor"] == {"right": 0, "wrong": 1}
+    # The answer stays while one of the browser's pages does.
+    for tab in tabs:
+        tab.leave()
+    assert bar.answers["divisor"] == {"right": 0, "wrong": 1}
+    first.leave()
+    assert bar.answers["divisor"] == {"right": 0, "wrong": 0} and bar.browsers == 0
+
+
+def test_a_page_that_shows_no_ballot_counts_nothing_until_it_does() -> None:
+    """Answers given before the page shows its ballot wait for it; a second claim (a
+    script's, to switch voters) changes nothing."""
+    clock = Clock()
+    (room,) = _rooms(1, clock)
+    presenter = _seat(room, clock, presenter=True)
+    student = _seat(room, clock)
+    assert _answer(student, clock, "divisor", "8")
+    assert presenter.bar.answers["divisor"]["right"] == 0
+    ballot = _claim(student, NO_BALLOT)
+    assert presenter.bar.answers["divisor"]["right"] == 1
+    other = _claim(_seat(room, clock), NO_BALLOT)
+    assert other != ballot
+    student.bar.claim = other
+    assert student.bar.ballot == ballot and presenter.bar.browsers == 2
+
+
+def _forgeries(room: Classroom, ballot: str) -> list[object]:
+    voter, _, signature = ballot.partition(".")
+    flipped = signature[:-1] + ("0" if signature[-1] != "0" else "1")
+    return [
+        *BAD_VALUES,
+        f"{voter}.{flipped}",  # another signature
+        f"{'0' * 16}.{signature}",  # another voter under this signature
+        Classroom("another-presenter-key", clock=room.clock)._ballot(voter),  # another class's
+        ballot.upper(),
+        ballot + "0",
+        " " + ballot,
+        voter,
+        "x" * (MAX_CLAIM_LENGTH + 1),
+        "\ud800" * 10,
+        ballot.replace(".", "\u2024"),
+    ]
+
+
+def test_a_forged_ballot_is_refused() -> None:
+    """A claim this class did not sign (another class's, tampered, malformed, not text)
+    makes its page a new voter, never the claimed one, and never raises."""
+    clock = Clock()
+    (room,) = _rooms(1, clock)
+    presenter = _seat(room, clock, presenter=True)
+    owner = _seat(room, clock)
+    ballot = _claim(owner, NO_BALLOT)
+    forgeries = _forgeries(room, ballot)
+    assert all(room.ballot_voter(forged) is None for forged in forgeries)
+    voters = {room.ballot_voter(ballot)}
+    for forged in forgeries:
+        page = _seat(room, clock)
+        kept = _claim(page, forged)
+        assert kept != ballot
+        if kept:  # the bar took the claim: a voter of its own
+            voters.add(room.ballot_voter(kept))
+        else:  # refused at the bar: the page votes as nobody, its answers wait
+            assert _answer(page, clock, "divisor", "64")
+    assert None not in voters and len(voters) == presenter.bar.browsers
+    assert presenter.bar.answers["divisor"] == {"right": 0, "wrong": 0}
+
+
+@given(st.text(max_size=80))
+def test_no_text_is_a_ballot_unless_signed(claim: str) -> None:
+    assert Classroom(KEY).ballot_voter(claim) is None
+
+
+def test_the_bar_takes_only_a_short_text_as_a_claim_and_only_on_a_students_page() -> None:
+    clock = Clock()
+    room = Classroom(KEY, clock=clock)
+    presenter = _seat(room, clock, presenter=True)
+    bar = _seat(room, clock).bar
+    assert bar.accepts_from_page("claim", "x" * MAX_CLAIM_LENGTH)
+    for value in (
+        "",
+        "x" * (MAX_CLAIM_LENGTH + 1),
+        "é" * 10,
+        *(v for v in BAD_VALUES if v != "64"),
+    ):
+        assert not bar.accepts_from_page("claim", value)
+    assert not presenter.bar.accepts_from_page("claim", NO_BALLOT)
+    assert not bar.accepts_from_page("ballot", "x") and not bar.accepts_from_page("browsers", 1)
+
+
+# A generated family: browsers, their pages on one or two processes, scripts with forged
+# ballots, answers and pages that leave; the class's counts are the voters' last answers.
+
+QUESTIONS = {
+    "divisor": st.sampled_from(["8", "64", " 8.0 ", "", "x"]),
+    "sqrt": st.sampled_from(["np.sqrt", "log", ""]),
+}
+
+
+@dataclass
+class Page:
+    """One generated page: whose browser (None: a script claiming ``forged``), on which
+    process, its answers, and whether it leaves at the end."""
+
+    browser: int | None
+    process: int
+    answers: list[tuple[str, object]] = field(default_factory=list)
+    leaves: bool = False
+    forged: str = "forged"
+
+
+@st.composite
+def _pages(draw: st.DrawFn, processes: int) -> list[Page]:
+    answers = st.lists(
+        st.sampled_from(list(QUESTIONS)).flatmap(
+            lambda question: QUESTIONS[question].map(lambda answer: (question, answer))
+        ),
+        max_size=3,
+    )
+    page = st.builds(
+        Page,
+        browser=st.one_of(st.none(), st.integers(0, 3)),
+        process=st.integers(0, processes - 1),
+        answers=answers,
+        leaves=st.booleans(),
+        forged=st.one_of(
+            st.text(max_size=70),
+            st.sampled_from([NO_BALLOT, f"{'0' * 16}.{'0' * 32}", "a" * 65]),
+        ),
+    )
+    return draw(st.lists(page, min_size=1, max_size=10))
+
+
+def _class_of(processes: int, pages: list[Page]) -> None:
+    """Open, answer and close ``pages`` on ``processes`` processes; the presenter's bar and
+    every process count each voter's last answers, and the voters."""
+    clock = Clock()
+    rooms = _rooms(processes, clock)
+    presenter = _seat(rooms[0], clock, presenter=True)
+    storage: dict[int, str] = {}
+    seats: list[tuple[Page, ClassSeat, object]] = []
+    for index, page in enumerate(pages):
+        seat = _seat(rooms[page.process], clock)
+        if page.browser is None:
+            # A script's forged claim: a voter of its own if the bar takes it, else none.
+            voter = f"script {index}" if _claim(seat, page.forged) else None
+        else:
+            storage[page.browser] = _claim(seat, storage.get(page.browser, NO_BALLOT))
+            voter = page.browser  # a browser's tabs are one voter
+        seats.append((page, seat, voter))
+    # Every voter's answers by process, in time order: a process keeps a voter's last
+    # answers while one of its pages there is connected, and the class counts the latest.
+    given: dict[tuple[object, int], dict[str, tuple[str, float]]] = {}
+    for page, seat, voter in seats:
+        for question, answer in page.answers:
+            choice = tally_choice(question, answer)
+            assert _answer(seat, clock, question, answer) == (choice is not None)
+            if choice is not None and voter is not None:
+                given.setdefault((voter, page.process), {})[question] = (choice, clock.now)
+    for page, seat, _voter in seats:
+        if page.leaves:
+            seat.leave()
+    staying = {
+        (voter, page.process)
+        for page, _seat_, voter in seats
+        if not page.leaves and voter is not None
+    }
+    latest: dict[object, dict[str, tuple[str, float]]] = {}
+    for (voter, process), answers in given.items():
+        if (voter, process) in staying:
+            for question, (choice, at) in answers.items():
+                kept = latest.setdefault(voter, {})
+                if question not in kept or kept[question][1] < at:
+                    kept[question] = (choice, at)
+    expected = {q: dict.fromkeys(choices, 0) for q, choices in QUESTION_CHOICES.items()}
+    for answers in latest.values():
+        for question, (choice, _at) in answers.items():
+            expected[question][choice] += 1
+    bar = presenter.bar
+    voters = {voter for voter, _process in staying}
+    pages_left = [page for page in pages if not page.leaves]
+    assert bar.answers == expected
+    assert bar.students == len(pages_left)
+    assert bar.browsers == len(voters) <= bar.students
+    for room in rooms:  # every process counts the same
+        assert room.answer_counts(QUESTION_CHOICES) == expected and room.browsers == len(voters)
+
+
+@settings(deadline=None)
+@given(_pages(1))
+def test_one_process_counts_each_voters_last_answers(pages: list[Page]) -> None:
+    _class_of(1, pages)
+
+
+@settings(deadline=None)
+@given(_pages(2))
+def test_two_processes_count_each_voters_last_answers(pages: list[Page]) -> None:
+    """Across the bus a browser with tabs on both processes is one voter, and its latest
+    answer counts, on both."""
+    _class_of(2, pages)
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_eight_sessions_of_one_script_are_one_answer(processes: int) -> None:
+    """The issue's case: a script opens eight sessions of one browser and answers in each;
+    the class counts one answer, and the presenter sees eight pages from one browser."""
+    pages = [Page(browser=0, process=i % processes, answers=[("divisor", "64")]) for i in range(8)]
+    _class_of(processes, pages)
