@@ -43,7 +43,7 @@ CLASS_TEXTS = {
     "back": "Back to the instructor's scene",
     "answers": "The class's answers",
     "answered": "{count} answered",
-    "voters": "One answer counts per browser: {browsers} browsers on {pages} pages.",
+    "voters": "One answer counts per browser. Browsers: {browsers}, pages connected: {pages}.",
     "reveal": "Show the class the answers",
     "reset": "Reset answers",
     "bus_down": "The class is not connected right now: this page works on its own until "
