@@ -39,7 +39,7 @@ class Clock:
         self.now += ANSWER_INTERVAL_S
 
 
-def _seat(room: Classroom, clock: Clock, *, presenter: bool = False) -> ClassSeat:
+def open_seat(room: Classroom, clock: Clock, *, presenter: bool = False) -> ClassSeat:
     """A session's seat in ``room``, on a state of its own, started as a session starts it."""
     seat = ClassSeat(
         room,
@@ -53,7 +53,7 @@ def _seat(room: Classroom, clock: Clock, *, presenter: bool = False) -> ClassSea
     return seat
 
 
-def _claim(student: ClassSeat, claim: object) -> str:
+def claim_ballot(student: ClassSeat, claim: object) -> str:
     """What a student's page does: claim ``claim`` if the bar takes it from a page (as Panel
     would, through ``accepts_from_page``); the ballot the page then keeps."""
     bar = student.bar
@@ -72,7 +72,7 @@ def _rooms(processes: int, clock: Clock) -> list[Classroom]:
     return rooms
 
 
-def _answer(student: ClassSeat, clock: Clock, question: str, answer: object) -> bool:
+def answer_once(student: ClassSeat, clock: Clock, question: str, answer: object) -> bool:
     clock.tick()
     return student.answer(question, answer)
 
@@ -80,18 +80,18 @@ def _answer(student: ClassSeat, clock: Clock, question: str, answer: object) -> 
 def test_the_tabs_of_one_browser_count_as_one_voter() -> None:
     clock = Clock()
     (room,) = _rooms(1, clock)
-    presenter = _seat(room, clock, presenter=True)
-    first = _seat(room, clock)
-    ballot = _claim(first, NO_BALLOT)
+    presenter = open_seat(room, clock, presenter=True)
+    first = open_seat(room, clock)
+    ballot = claim_ballot(first, NO_BALLOT)
     assert room.ballot_voter(ballot) is not None
-    tabs = [_seat(room, clock) for _ in range(7)]
-    assert all(_claim(tab, ballot) == ballot for tab in tabs)  # one browser: one ballot
+    tabs = [open_seat(room, clock) for _ in range(7)]
+    assert all(claim_ballot(tab, ballot) == ballot for tab in tabs)  # one browser: one ballot
     bar = presenter.bar
     assert (bar.students, bar.browsers) == (8, 1)
     for tab in (first, *tabs):
-        assert _answer(tab, clock, "divisor", "8")
+        assert answer_once(tab, clock, "divisor", "8")
     assert bar.answers["divisor"] == {"right": 1, "wrong": 0}
-    assert _answer(tabs[3], clock, "divisor", "64")  # the voter's last answer counts
+    assert answer_once(tabs[3], clock, "divisor", "64")  # the voter's last answer counts
     assert bar.answers["divisor"] == {"right": 0, "wrong": 1}
     # The answer stays while one of the browser's pages does.
     for tab in tabs:
@@ -106,13 +106,13 @@ def test_a_page_that_shows_no_ballot_counts_nothing_until_it_does() -> None:
     script's, to switch voters) changes nothing."""
     clock = Clock()
     (room,) = _rooms(1, clock)
-    presenter = _seat(room, clock, presenter=True)
-    student = _seat(room, clock)
-    assert _answer(student, clock, "divisor", "8")
+    presenter = open_seat(room, clock, presenter=True)
+    student = open_seat(room, clock)
+    assert answer_once(student, clock, "divisor", "8")
     assert presenter.bar.answers["divisor"]["right"] == 0
-    ballot = _claim(student, NO_BALLOT)
+    ballot = claim_ballot(student, NO_BALLOT)
     assert presenter.bar.answers["divisor"]["right"] == 1
-    other = _claim(_seat(room, clock), NO_BALLOT)
+    other = claim_ballot(open_seat(room, clock), NO_BALLOT)
     assert other != ballot
     student.bar.claim = other
     assert student.bar.ballot == ballot and presenter.bar.browsers == 2
@@ -141,20 +141,20 @@ def test_a_forged_ballot_is_refused() -> None:
     makes its page a new voter, never the claimed one, and never raises."""
     clock = Clock()
     (room,) = _rooms(1, clock)
-    presenter = _seat(room, clock, presenter=True)
-    owner = _seat(room, clock)
-    ballot = _claim(owner, NO_BALLOT)
+    presenter = open_seat(room, clock, presenter=True)
+    owner = open_seat(room, clock)
+    ballot = claim_ballot(owner, NO_BALLOT)
     forgeries = _forgeries(room, ballot)
     assert all(room.ballot_voter(forged) is None for forged in forgeries)
     voters = {room.ballot_voter(ballot)}
     for forged in forgeries:
-        page = _seat(room, clock)
-        kept = _claim(page, forged)
+        page = open_seat(room, clock)
+        kept = claim_ballot(page, forged)
         assert kept != ballot
         if kept:  # the bar took the claim: a voter of its own
             voters.add(room.ballot_voter(kept))
         else:  # refused at the bar: the page votes as nobody, its answers wait
-            assert _answer(page, clock, "divisor", "64")
+            assert answer_once(page, clock, "divisor", "64")
     assert None not in voters and len(voters) == presenter.bar.browsers
     assert presenter.bar.answers["divisor"] == {"right": 0, "wrong": 0}
 
@@ -167,8 +167,8 @@ def test_no_text_is_a_ballot_unless_signed(claim: str) -> None:
 def test_the_bar_takes_only_a_short_text_as_a_claim_and_only_on_a_students_page() -> None:
     clock = Clock()
     room = Classroom(KEY, clock=clock)
-    presenter = _seat(room, clock, presenter=True)
-    bar = _seat(room, clock).bar
+    presenter = open_seat(room, clock, presenter=True)
+    bar = open_seat(room, clock).bar
     assert bar.accepts_from_page("claim", "x" * MAX_CLAIM_LENGTH)
     for value in (
         "",
@@ -229,16 +229,16 @@ def _class_of(processes: int, pages: list[Page]) -> None:
     every process count each voter's last answers, and the voters."""
     clock = Clock()
     rooms = _rooms(processes, clock)
-    presenter = _seat(rooms[0], clock, presenter=True)
+    presenter = open_seat(rooms[0], clock, presenter=True)
     storage: dict[int, str] = {}
     seats: list[tuple[Page, ClassSeat, object]] = []
     for index, page in enumerate(pages):
-        seat = _seat(rooms[page.process], clock)
+        seat = open_seat(rooms[page.process], clock)
         if page.browser is None:
             # A script's forged claim: a voter of its own if the bar takes it, else none.
-            voter = f"script {index}" if _claim(seat, page.forged) else None
+            voter = f"script {index}" if claim_ballot(seat, page.forged) else None
         else:
-            storage[page.browser] = _claim(seat, storage.get(page.browser, NO_BALLOT))
+            storage[page.browser] = claim_ballot(seat, storage.get(page.browser, NO_BALLOT))
             voter = page.browser  # a browser's tabs are one voter
         seats.append((page, seat, voter))
     # Every voter's answers by process, in time order: a process keeps a voter's last
@@ -247,7 +247,7 @@ def _class_of(processes: int, pages: list[Page]) -> None:
     for page, seat, voter in seats:
         for question, answer in page.answers:
             choice = tally_choice(question, answer)
-            assert _answer(seat, clock, question, answer) == (choice is not None)
+            assert answer_once(seat, clock, question, answer) == (choice is not None)
             if choice is not None and voter is not None:
                 given.setdefault((voter, page.process), {})[question] = (choice, clock.now)
     for page, seat, _voter in seats:
@@ -255,7 +255,7 @@ def _class_of(processes: int, pages: list[Page]) -> None:
             seat.leave()
     staying = {
         (voter, page.process)
-        for page, _seat_, voter in seats
+        for page, _opened, voter in seats
         if not page.leaves and voter is not None
     }
     latest: dict[object, dict[str, tuple[str, float]]] = {}
