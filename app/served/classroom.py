@@ -488,15 +488,19 @@ class Classroom:
                     "students": len(self._students),
                     "live": self._live,
                     "revealed": self._revealed,
-                    "voters": {
-                        voter: {
-                            question: [choice, round(at, 3)]
-                            for question, (choice, at) in kept.items()
-                        }
-                        for voter, kept in self._local_box().items()
-                    },
+                    "voters": self._status_voters(),
                 }
             )
+
+    def _status_voters(self) -> dict[str, dict[str, list[object]]]:
+        """This process's voters as its status carries them (JSON), at most
+        :data:`MAX_VOTERS`: the others refuse a larger status whole, so past it (more pages
+        than a process serves) the voters without answers are left out first."""
+        voters = sorted(self._local_box().items(), key=lambda item: not item[1])
+        return {
+            voter: {question: [choice, round(at, 3)] for question, (choice, at) in kept.items()}
+            for voter, kept in voters[:MAX_VOTERS]
+        }
 
     # Telling the pages ------------------------------------------------------------------
 

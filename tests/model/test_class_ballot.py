@@ -299,3 +299,22 @@ def test_eight_sessions_of_one_script_are_one_answer(processes: int) -> None:
     the class counts one answer, and the presenter sees eight pages from one browser."""
     pages = [Page(browser=0, process=i % processes, answers=[("divisor", "64")]) for i in range(8)]
     _class_of(processes, pages)
+
+
+def test_a_status_carries_at_most_max_voters_those_who_answered_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process with more voters than a status may carry sends those who answered: the
+    others would refuse a larger status whole."""
+    import app.served.classroom as classroom_module
+
+    monkeypatch.setattr(classroom_module, "MAX_VOTERS", 3)
+    clock = Clock()
+    first, second = _rooms(2, clock)
+    open_seat(second, clock, presenter=True)
+    seats = [open_seat(first, clock) for _ in range(5)]
+    for seat in seats:
+        claim_ballot(seat, NO_BALLOT)
+    assert answer_once(seats[4], clock, "divisor", "8")
+    assert second.browsers == 3
+    assert second.answer_counts(QUESTION_CHOICES)["divisor"]["right"] == 1

@@ -198,6 +198,7 @@ def test_the_class_bar_words_are_complete() -> None:
     bar = ClassBar()
     for key in ("students_many", "sent_many"):
         assert "{count}" in bar.texts[key]
+    assert "{browsers}" in bar.texts["voters"] and "{pages}" in bar.texts["voters"]
     assert all(isinstance(text, str) and text for text in bar.texts.values())
 
 
