@@ -64,8 +64,16 @@ function answersBlock(model) {
   const heading = document.createElement("h2");
   heading.textContent = texts.answers;
   // Only the presenter's page reads how many browsers the answers come from.
+  const presenter = model.role === "presenter";
   const voters = document.createElement("p");
   voters.className = "sdpa-class-voters";
+  const showVoters = () => {
+    voters.textContent = say(texts, "voters", { browsers: model.browsers, pages: model.students });
+  };
+  if (presenter) {
+    for (const name of ["browsers", "students"]) model.on(name, showVoters);
+    showVoters();
+  }
   const show = () => {
     const charts = Object.entries(model.questions).map(([key, question]) => {
       const counts = model.answers[key] ?? {};
@@ -101,11 +109,9 @@ function answersBlock(model) {
       chart.append(caption, list);
       return chart;
     });
-    const shown = model.role === "presenter" ? [voters] : [];
-    voters.textContent = say(texts, "voters", { browsers: model.browsers, pages: model.students });
-    block.replaceChildren(heading, ...shown, ...charts);
+    block.replaceChildren(heading, ...(presenter ? [voters] : []), ...charts);
   };
-  for (const name of ["answers", "browsers", "students"]) model.on(name, show);
+  model.on("answers", show);
   show();
   return block;
 }
