@@ -189,6 +189,9 @@ class ClassSeat:
 
     def _on_bar(self, *events: param.parameterized.Event) -> None:
         for event in events:
+            if event.type == "triggered":
+                # A refused change from the page, its value sent back: no act of the page's.
+                continue
             if event.name == "send_presses":
                 self._reached(self.classroom.send_scene(self, self.scene()))
             elif event.name == "live":

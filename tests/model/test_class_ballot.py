@@ -7,12 +7,16 @@ runs whole sessions): each update runs at once."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import pytest
+from bokeh.document import Document
+from bokeh.model import Model
 from hostile_messages import BAD_VALUES
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from panel.io.state import set_curdoc
 
 from app.page.views.quiz import tally_choice
 from app.served.class_seat import ANSWER_INTERVAL_S, QUESTION_CHOICES, ClassSeat
@@ -318,3 +322,36 @@ def test_a_status_carries_at_most_max_voters_those_who_answered_first(
     assert answer_once(seats[4], clock, "divisor", "8")
     assert second.browsers == 3
     assert second.answer_counts(QUESTION_CHOICES)["divisor"]["right"] == 1
+
+
+def _bar_data(document: Document) -> Model:
+    """The class bar's data model in ``document``, found as a client finds it."""
+    (model,) = [
+        m
+        for m in document.models
+        if getattr(m, "data", None) is not None and hasattr(m.data, "claim")
+    ]
+    return model.data
+
+
+def test_a_hostile_claim_from_the_page_is_refused_before_the_classroom_sees_it() -> None:
+    """Claims sent as a page sends them (Bokeh's document, through the bar's checks): a
+    value of the wrong type, size or characters changes nothing and never raises past
+    Bokeh's own refusal; a plain word then makes the page a voter."""
+    clock = Clock()
+    (room,) = _rooms(1, clock)
+    open_seat(room, clock, presenter=True)
+    student = open_seat(room, clock)
+    document = Document()
+    document.add_root(student.bar.get_root(document))
+    data = _bar_data(document)
+    hostile = [*BAD_VALUES, "x" * (MAX_CLAIM_LENGTH + 1), "é", "a b", "<b>", "\u2024" * 3]
+    with set_curdoc(document):
+        for value in hostile:
+            if value == "64":  # a plain word: the page's claim, a voter of its own
+                continue
+            with contextlib.suppress(ValueError):  # Bokeh refused the type itself
+                data.set_from_json("claim", value, setter=object())
+        assert (student.bar.claim, student.bar.ballot, room.browsers) == ("", "", 0)
+        data.set_from_json("claim", NO_BALLOT, setter=object())
+    assert room.ballot_voter(student.bar.ballot) is not None and room.browsers == 1
