@@ -93,8 +93,9 @@ class ClassSeat:
 
     def answer(self, question: object, answer: object) -> bool:
         """The student checked ``answer`` to ``question`` (untrusted, from the page): count
-        it in the class as the choice it grades to; False if it counts as nothing (not a
-        student's, malformed, empty, or within :data:`ANSWER_INTERVAL_S` of the last)."""
+        it in the class as the choice it grades to, as its browser's voter's (once its page
+        has shown its ballot); False if it counts as nothing (not a student's, malformed,
+        empty, or within :data:`ANSWER_INTERVAL_S` of the last)."""
         if self.presenter:
             return False
         choice = tally_choice(question, answer)
