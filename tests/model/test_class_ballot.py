@@ -355,3 +355,21 @@ def test_a_hostile_claim_from_the_page_is_refused_before_the_classroom_sees_it()
         assert (student.bar.claim, student.bar.ballot, room.browsers) == ("", "", 0)
         data.set_from_json("claim", NO_BALLOT, setter=object())
     assert room.ballot_voter(student.bar.ballot) is not None and room.browsers == 1
+
+
+def test_a_refused_press_from_the_presenters_page_sends_nothing() -> None:
+    """A refused change is answered by sending the bar's value back (a trigger): the seat
+    takes that for no act, so a forged press count sends no scene, as a forged claim makes
+    no voter."""
+    clock = Clock()
+    (room,) = _rooms(1, clock)
+    presenter = open_seat(room, clock, presenter=True)
+    student = open_seat(room, clock)
+    claim_ballot(student, NO_BALLOT)
+    document = Document()
+    document.add_root(presenter.bar.get_root(document))
+    with set_curdoc(document):
+        _bar_data(document).set_from_json("send_presses", -1, setter=object())
+    assert presenter.bar.reached == -1 and room.scene is None
+    presenter.bar.send_presses = 1
+    assert presenter.bar.reached == 1 and room.scene is not None
