@@ -3,10 +3,11 @@
 With ``--num-procs`` or several hosts behind a proxy, a presenter's page and its students'
 pages live in different processes. Each process's classroom (app/served/classroom.py)
 publishes on one Redis channel what the others need: the scenes its presenters send, and a
-status (its presenters, students, follow and reveal switches, and its students' answer
-counts) when it changes and every ``HEARTBEAT_S`` seconds; a reset of the answers. It
-takes in the others' messages, and counts a process whose status is older than
-``SILENT_AFTER_S`` as gone (app/served/classroom.py holds both).
+status (its presenters, students, follow and reveal switches, and its voters with their last
+answers, so that a browser with tabs on two processes counts once) when it changes and
+every ``HEARTBEAT_S`` seconds; a reset of the answers. It takes in the others' messages,
+and counts a process whose status is older than ``SILENT_AFTER_S`` as gone
+(app/served/classroom.py holds both).
 
 Every message is signed (HMAC-SHA256) with a key derived from the presenter key, which every
 process of one class shares: a message a client or a stranger puts on the bus without it is
@@ -40,8 +41,9 @@ CHANNEL = "sdpa-sim:class"
 RECONNECT_S = 1.0
 """Pause between two attempts to reach Redis."""
 
-MAX_MESSAGE_BYTES = 64 * 1024
-"""Longer bus messages are refused unread."""
+MAX_MESSAGE_BYTES = 512 * 1024
+"""Longer bus messages are refused unread (a status of app/served/classroom.py's
+``MAX_VOTERS`` voters with three answers each takes under half of it)."""
 
 log = logging.getLogger("sdpa_sim.class_bus")
 

@@ -1,8 +1,11 @@
 """One session's seat in the class: its class bar, and the scenes between its state and the
 process's classroom (app/served/classroom.py).
 
-A student's checked quiz answers count in the class (:meth:`ClassSeat.answer`); the bar
-shows the counts to the presenter, and to the students once the presenter shows them.
+A student's checked quiz answers count in the class (:meth:`ClassSeat.answer`), once per
+browser: the student's bar claims the ballot its browser keeps, and the classroom counts the
+answers under that ballot's voter (app/served/classroom.py). The bar shows the counts to the
+presenter, with how many browsers they come from against how many pages are connected, and
+to the students once the presenter shows them.
 
 A presenter's seat sends the presenter's scene when **Send my scene** is pressed and, while
 **Students follow me** is on, after each of the presenter's moves (the moves of one tick
@@ -90,8 +93,9 @@ class ClassSeat:
 
     def answer(self, question: object, answer: object) -> bool:
         """The student checked ``answer`` to ``question`` (untrusted, from the page): count
-        it in the class as the choice it grades to; False if it counts as nothing (not a
-        student's, malformed, empty, or within :data:`ANSWER_INTERVAL_S` of the last)."""
+        it in the class as the choice it grades to, as its browser's voter's (once its page
+        has shown its ballot); False if it counts as nothing (not a student's, malformed,
+        empty, or within :data:`ANSWER_INTERVAL_S` of the last)."""
         if self.presenter:
             return False
         choice = tally_choice(question, answer)
@@ -125,6 +129,7 @@ class ClassSeat:
         shown = self.presenter or classroom.revealed
         values = {
             "students": classroom.students,
+            "browsers": classroom.browsers,
             "presented": classroom.presented,
             "live": classroom.live,
             "revealed": classroom.revealed,
@@ -137,10 +142,8 @@ class ClassSeat:
             self.bar = ClassBar(
                 role=PRESENTER if self.presenter else STUDENT, following=self.following, **values
             )
-            self.bar.param.watch(
-                self._on_bar,
-                ["live", "send_presses", "revealed", "reset_presses", "following", "back_presses"],
-            )
+            # What a page may change on its bar is what the seat acts on.
+            self.bar.param.watch(self._on_bar, list(ClassBar.page_properties))
             self._show_bar(self.bar)
 
     def _set_following(self, following: bool) -> None:
@@ -187,6 +190,9 @@ class ClassSeat:
 
     def _on_bar(self, *events: param.parameterized.Event) -> None:
         for event in events:
+            if event.type == "triggered":
+                # A refused change from the page, its value sent back: no act of the page's.
+                continue
             if event.name == "send_presses":
                 self._reached(self.classroom.send_scene(self, self.scene()))
             elif event.name == "live":
@@ -201,6 +207,8 @@ class ClassSeat:
                 self.following = bool(event.new)
                 if event.new:
                     self._back_to_the_instructor()
+            elif event.name == "claim":
+                self.bar.ballot = self.classroom.vote_as(self, event.new)
             elif event.name == "back_presses":
                 if self.following:
                     self._back_to_the_instructor()

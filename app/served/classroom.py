@@ -9,9 +9,12 @@ have the class follow each of its moves; a student's session takes a scene only 
 student follows (:class:`app.served.session.Session` decides, the classroom only delivers).
 
 The class's quiz answers are counted per question and choice (the choice an answer counts as,
-graded on the server), anonymously: a student's last answer to each question, dropped when
-the student leaves. The presenter sees the counts; the students once the presenter shows
-them.
+graded on the server), anonymously and once per browser: each student's page shows the
+classroom a ballot (:meth:`Classroom.vote_as`), a voter id the classroom signed and the page
+keeps in the browser's storage, so the tabs and reloads of one browser are one voter, whose
+last answer to each question counts; a voter's answers are dropped when its last page
+leaves. The presenter sees the counts, and how many browsers they come from against how
+many pages are connected; the students see the counts once the presenter shows them.
 
 The classroom holds sessions, never their pages: it calls a member's methods under its lock
 from whichever thread acts (a session's tick, the bus's listening thread, its heartbeat),
@@ -23,8 +26,11 @@ written to disk.
 from __future__ import annotations
 
 import functools
+import hashlib
 import hmac
+import math
 import os
+import re
 import secrets
 import threading
 import time
@@ -57,6 +63,19 @@ let any student present."""
 
 MAX_KEY_LENGTH = 128
 """The longest key compared; a longer ``?present=`` presents nothing."""
+
+MAX_VOTERS = 2000
+"""The most voters a process's status on the bus may carry (a status over it is refused)."""
+
+VOTER = re.compile(r"[0-9a-f]{16}")
+"""A voter id: 64 random bits, in hex."""
+
+BALLOT = re.compile(r"(?P<voter>[0-9a-f]{16})\.[0-9a-f]{32}")
+"""A ballot: a voter id and its signature (the first 128 bits of its HMAC-SHA256, in hex)."""
+
+Answer = tuple[str, float]
+"""The choice an answer counts as, and when it was given (the wall clock, so that the last
+of one voter's answers on two processes wins)."""
 
 Scene = Mapping[str, object]
 """Every control's value and the preset scene, by name, as the presenter's state holds them."""
@@ -126,8 +145,18 @@ class Classroom:
     may set (the app's unless given: the process's pages are of one spec).
     """
 
-    def __init__(self, presenter_key: str = "", spec: SimulationSpec = SPEC) -> None:
+    def __init__(
+        self,
+        presenter_key: str = "",
+        spec: SimulationSpec = SPEC,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._key = presenter_key.encode("utf-8")
+        # Derived from the presenter key, as the bus's: every process of the class accepts
+        # the ballots of the others, and a new start (a new key) makes every ballot new.
+        self._ballot_key = hmac.new(b"sdpa-sim ballot", self._key, hashlib.sha256).digest()
+        self.clock = clock
+        """What an answer's time is read from (the last of a voter's answers counts)."""
         self.spec = spec
         """The controls a scene may set."""
         self._presenters: list[ClassMember] = []
@@ -137,9 +166,13 @@ class Classroom:
         instructor's scene takes; None before the first."""
         self._live = False
         self._revealed = False
-        self._answers: dict[ClassMember, dict[str, str]] = {}
-        """Each student's last answer per question, as the choice it counts as; dropped when
-        the student leaves."""
+        self._voters: dict[ClassMember, str] = {}
+        """The voter each student's page showed the ballot of."""
+        self._answers: dict[str, dict[str, Answer]] = {}
+        """Each voter's last answer per question; dropped when its last page leaves."""
+        self._waiting: dict[ClassMember, dict[str, Answer]] = {}
+        """The answers of students whose page has not shown a ballot yet: they count once
+        it has, as its voter's."""
         self._lock = threading.RLock()
         self._bus: ClassBus | None = None
         self._beating = threading.Event()
@@ -197,27 +230,78 @@ class Classroom:
         """Whether the students see the class's answers (the presenters always do)."""
         return self._revealed or any(other["revealed"] for other in self._fresh_others())
 
+    @property
+    @_locked
+    def browsers(self) -> int:
+        """How many voters (browsers) the students' pages are, in every process of the class:
+        fewer than :attr:`students` when a browser has several tabs, more never."""
+        return len(self._class_box())
+
     @_locked
     def answer_counts(self, questions: Mapping[str, Mapping[str, object]]) -> dict:
-        """How many students' last answers count as each choice of each question, in every
+        """How many voters' last answers count as each choice of each question, in every
         process of the class, for every question and choice of ``questions``
         (``{question: {choice: …}}``), zeros included."""
         counts = {question: dict.fromkeys(choices, 0) for question, choices in questions.items()}
-        tallies = [self._local_tally(), *(other["tally"] for other in self._fresh_others())]
-        for tally in tallies:
-            for question, chosen in tally.items():
-                for choice, count in chosen.items():
-                    if choice in counts.get(question, {}):
-                        counts[question][choice] += count
+        for answers in self._class_box().values():
+            for question, (choice, _at) in answers.items():
+                if choice in counts.get(question, {}):
+                    counts[question][choice] += 1
         return counts
 
-    def _local_tally(self) -> dict[str, dict[str, int]]:
-        tally: dict[str, dict[str, int]] = {}
-        for answers in self._answers.values():
-            for question, choice in answers.items():
-                chosen = tally.setdefault(question, {})
-                chosen[choice] = chosen.get(choice, 0) + 1
-        return tally
+    def _local_box(self) -> dict[str, dict[str, Answer]]:
+        """This process's voters, each with its answers (none yet: an empty dict)."""
+        return {voter: self._answers.get(voter, {}) for voter in set(self._voters.values())}
+
+    def _class_box(self) -> dict[str, dict[str, Answer]]:
+        """Every voter of the class with its last answer to each question: a voter with
+        pages on several processes is one, and its latest answer counts."""
+        box: dict[str, dict[str, Answer]] = {}
+        for voters in [self._local_box(), *(other["voters"] for other in self._fresh_others())]:
+            for voter, answers in voters.items():
+                kept = box.setdefault(voter, {})
+                for question, (choice, at) in answers.items():
+                    if question not in kept or kept[question][1] < at:
+                        kept[question] = (choice, at)
+        return box
+
+    # Ballots ----------------------------------------------------------------------------
+
+    def _ballot(self, voter: str) -> str:
+        signature = hmac.new(self._ballot_key, voter.encode("ascii"), hashlib.sha256)
+        return f"{voter}.{signature.hexdigest()[:32]}"
+
+    def ballot_voter(self, ballot: object) -> str | None:
+        """The voter of ``ballot`` (a page's untrusted claim) if this class signed it; None
+        for anything else (another class's, forged, malformed), with no reason given."""
+        if not isinstance(ballot, str) or (match := BALLOT.fullmatch(ballot)) is None:
+            return None
+        voter = match["voter"]
+        return voter if hmac.compare_digest(ballot, self._ballot(voter)) else None
+
+    @_locked
+    def vote_as(self, student: ClassMember, claim: object) -> str:
+        """The ballot ``student``'s page votes with from now on: the one it claims (kept in
+        its browser) if this class signed it, else a new voter's; "" if ``student`` is not
+        one. A page votes as one voter: a second claim changes nothing. The answers the
+        student gave before count now, as the voter's (the later of two answers wins)."""
+        if student not in self._students:
+            return ""
+        voter = self._voters.get(student)
+        if voter is None:
+            voter = self.ballot_voter(claim) or secrets.token_hex(8)
+            self._voters[student] = voter
+            waiting = self._waiting.pop(student, {})
+            if waiting:
+                self._keep(voter, waiting)
+            self._changed(presenters_only=not (waiting and self.revealed))
+        return self._ballot(voter)
+
+    def _keep(self, voter: str, answers: Mapping[str, Answer]) -> None:
+        kept = self._answers.setdefault(voter, {})
+        for question, answer in answers.items():
+            if question not in kept or kept[question][1] <= answer[1]:
+                kept[question] = answer
 
     # Members ----------------------------------------------------------------------------
 
@@ -241,7 +325,10 @@ class Classroom:
             self._changed(presenters_only=self.presented)
         elif member in self._students:
             self._students.remove(member)
-            answered = self._answers.pop(member, None)
+            self._waiting.pop(member, None)
+            voter = self._voters.pop(member, None)
+            # The voter's answers stay while another of its pages (a tab) is connected.
+            answered = voter not in self._voters.values() and self._answers.pop(voter, None)
             self._changed(presenters_only=not (answered and self.revealed))
 
     # A presenter's acts -----------------------------------------------------------------
@@ -276,6 +363,7 @@ class Classroom:
         """Forget every answer (a presenter's Reset), in every process of the class."""
         if presenter in self._presenters:
             self._answers.clear()
+            self._waiting.clear()
             if self._bus is not None:
                 self._bus.publish({"kind": "reset"})
             self._changed(presenters_only=not self.revealed)
@@ -291,11 +379,17 @@ class Classroom:
 
     @_locked
     def record_answer(self, student: ClassMember, question: str, choice: str) -> bool:
-        """Count ``student``'s answer to ``question`` as ``choice`` (its last answer to a
-        question replaces the one before); False if ``student`` is not one."""
+        """Count ``student``'s answer to ``question`` as ``choice``, as its voter's (a
+        voter's last answer to a question replaces the one before), or, until its page
+        shows a ballot, keep it for then; False if ``student`` is not one."""
         if student not in self._students:
             return False
-        self._answers.setdefault(student, {})[question] = choice
+        answer = (choice, self.clock())
+        voter = self._voters.get(student)
+        if voter is None:
+            self._waiting.setdefault(student, {})[question] = answer
+            return True
+        self._keep(voter, {question: answer})
         self._changed(presenters_only=not self.revealed)
         return True
 
@@ -369,6 +463,7 @@ class Classroom:
                     self._tell(presenters_only=False)
         elif kind == "reset":
             self._answers.clear()
+            self._waiting.clear()
             self._changed(presenters_only=False)
 
     @_locked
@@ -393,9 +488,19 @@ class Classroom:
                     "students": len(self._students),
                     "live": self._live,
                     "revealed": self._revealed,
-                    "tally": self._local_tally(),
+                    "voters": self._status_voters(),
                 }
             )
+
+    def _status_voters(self) -> dict[str, dict[str, list[object]]]:
+        """This process's voters as its status carries them (JSON), at most
+        :data:`MAX_VOTERS`: the others refuse a larger status whole, so past it (more pages
+        than a process serves) the voters without answers are left out first."""
+        voters = sorted(self._local_box().items(), key=lambda item: not item[1])
+        return {
+            voter: {question: [choice, round(at, 3)] for question, (choice, at) in kept.items()}
+            for voter, kept in voters[:MAX_VOTERS]
+        }
 
     # Telling the pages ------------------------------------------------------------------
 
@@ -422,31 +527,47 @@ class Classroom:
 
 def checked_status(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     """A status from the bus with every field of the right kind and size, or None: counts
-    are whole numbers up to 10⁶, switches booleans, the tally at most 16 questions of 16
-    choices."""
+    are whole numbers up to 10⁶, switches booleans, the voters at most :data:`MAX_VOTERS`
+    ids, each with at most 16 answers: a question and a choice of up to 32 characters, and a
+    finite time."""
 
     def count(value: object) -> bool:
         return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10**6
 
-    tally = payload.get("tally")
+    def answer(value: object) -> bool:
+        return (
+            isinstance(value, list)
+            and len(value) == 2
+            and isinstance(value[0], str)
+            and len(value[0]) <= 32
+            and isinstance(value[1], (int, float))
+            and not isinstance(value[1], bool)
+            and math.isfinite(value[1])
+        )
+
+    voters = payload.get("voters")
     if not (
         count(payload.get("presenters"))
         and count(payload.get("students"))
         and isinstance(payload.get("live"), bool)
         and isinstance(payload.get("revealed"), bool)
-        and isinstance(tally, dict)
-        and len(tally) <= 16
+        and isinstance(voters, dict)
+        and len(voters) <= MAX_VOTERS
         and all(
-            isinstance(question, str)
-            and isinstance(chosen, dict)
-            and len(chosen) <= 16
-            and all(isinstance(choice, str) and count(n) for choice, n in chosen.items())
-            for question, chosen in tally.items()
+            isinstance(voter, str)
+            and VOTER.fullmatch(voter) is not None
+            and isinstance(answers, dict)
+            and len(answers) <= 16
+            and all(
+                isinstance(question, str) and len(question) <= 32 and answer(a)
+                for question, a in answers.items()
+            )
+            for voter, answers in voters.items()
         )
     ):
         return None
     return {name: payload[name] for name in ("presenters", "students", "live", "revealed")} | {
-        "tally": tally
+        "voters": voters
     }
 
 

@@ -3,8 +3,10 @@
 The presenter sends a scene, both students take it; one student explores on their own and
 the next scene passes them by while the other follows; going back takes the instructor's
 scene; with Students follow me on, a presenter's move reaches the follower by itself; a
-student's quiz answer shows in the presenter's chart, and in the class's once revealed. The
-class bar is axe-clean on both roles' pages, light and dark.
+student's quiz answer shows in the presenter's chart, and in the class's once revealed; a
+second tab of the student's browser is the same voter (its answer replaces the first), and
+the presenter's bar says how many browsers the answers come from against how many pages are
+connected. The class bar is axe-clean on both roles' pages, light and dark.
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ import pytest
 from axe_support import assert_axe_clean, axe_installed
 from browser_support import FIGURES_HELPER_JS, AppServer, start_server, stop_server
 from conftest import PAGE_TIMEOUT_MS, WIDE, AppPage
-from playwright.sync_api import Browser, Locator, expect
+from playwright.sync_api import Browser, BrowserContext, Locator, expect
 
 from app.page.views.quiz import DIVISOR_LABEL
 from app.served.classroom import PRESENT_PARAMETER, PRESENTER_KEY_ENV
-from app.served.components.class_bar import CLASS_TEXTS
+from app.served.components.class_bar import BALLOT_STORAGE, CLASS_TEXTS
 from app.simulation.spec import CONTROL_BY_NAME
 
 pytestmark = pytest.mark.browser
@@ -42,10 +44,19 @@ def class_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer
     stop_server(server)
 
 
-def _open(chromium: Browser, server: AppServer, query: str, scheme: str = "light") -> AppPage:
-    context = chromium.new_context(viewport=WIDE, color_scheme=scheme)
-    context.set_default_timeout(PAGE_TIMEOUT_MS)
-    context.add_init_script(FIGURES_HELPER_JS)
+def _open(
+    chromium: Browser,
+    server: AppServer,
+    query: str,
+    scheme: str = "light",
+    context: BrowserContext | None = None,
+) -> AppPage:
+    """A page of ``query``, in a browser of its own (a new context) or as a tab of
+    ``context``'s."""
+    if context is None:
+        context = chromium.new_context(viewport=WIDE, color_scheme=scheme)
+        context.set_default_timeout(PAGE_TIMEOUT_MS)
+        context.add_init_script(FIGURES_HELPER_JS)
     app = AppPage(page=context.new_page(), server=server, log_mark=server.log_size())
     app.page.on("pageerror", lambda error: app.problems.append(f"page error: {error}"))
     app.page.on(
@@ -120,8 +131,30 @@ def test_a_presenter_and_two_students(chromium: Browser, class_server: AppServer
                 '[data-question="divisor"] [data-choice="right"] .sdpa-class-count'
             )
         ).to_have_text("1")
-        panel.get_by_role("button", name=CLASS_TEXTS["reset"]).click()
+
+        # A second tab of the follower's browser votes with the same ballot: one voter,
+        # whose last answer counts; the presenter sees 2 browsers on 3 pages.
+        voters = panel.locator(".sdpa-class-voters")
+        expect(voters).to_have_text(CLASS_TEXTS["voters"].format(browsers=2, pages=2))
+        tab = _open(chromium, class_server, "", context=follower.page.context)
+        pages += (tab,)
+        tab.open_lesson()
+        expect(_class_bar(tab)).to_contain_text(CLASS_TEXTS["following"])
+        expect(voters).to_have_text(CLASS_TEXTS["voters"].format(browsers=2, pages=3))
+        box = tab.page.get_by_label(DIVISOR_LABEL)
+        box.fill("64")
+        box.press("Enter")
+        wrong = panel.locator('[data-question="divisor"] [data-choice="wrong"] .sdpa-class-count')
+        expect(wrong).to_have_text("1")
         expect(right).to_have_text("0")
+        ballots = [
+            app.page.evaluate("key => localStorage.getItem(key)", BALLOT_STORAGE)
+            for app in pages[1:]
+        ]
+        assert ballots[0] == ballots[2] != ballots[1] and all(ballots)
+
+        panel.get_by_role("button", name=CLASS_TEXTS["reset"]).click()
+        expect(wrong).to_have_text("0")
 
         problems = [problem for app in pages for problem in app.problems]
         assert problems == []

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.served.class_bus import MAX_MESSAGE_BYTES, sign, signing_key, verify
-from app.served.classroom import PRESENT_PARAMETER, Classroom, checked_status
+from app.served.classroom import MAX_VOTERS, PRESENT_PARAMETER, Classroom, checked_status
 from app.served.session import Session
 
 KEY = "presenter-key-for-bus-tests"
@@ -84,6 +84,7 @@ def test_a_scene_and_the_counts_cross_to_the_other_process() -> None:
     for student in (here, there):
         assert (student.state.d_k, student.state.scaled) == (1024, False)
     # Answers on either process show on the presenter's chart; a reset clears both.
+    there.seat.bar.claim = "none"  # the page shows its ballot (a fresh browser's)
     assert there.seat.answer("divisor", "8")
     assert presenter.seat.bar.answers["divisor"]["right"] == 1
     presenter.seat.bar.revealed = True
@@ -145,7 +146,14 @@ def test_no_bytes_from_a_stranger_are_taken(data: bytes) -> None:
     assert verify(data, SIGNING) is None
 
 
-STATUS = {"presenters": 1, "students": 3, "live": False, "revealed": True, "tally": {}}
+VOTER = "0123456789abcdef"
+STATUS = {
+    "presenters": 1,
+    "students": 3,
+    "live": False,
+    "revealed": True,
+    "voters": {VOTER: {"divisor": ["right", 1765000000.5]}, "fedcba9876543210": {}},
+}
 
 
 @pytest.mark.parametrize(
@@ -156,12 +164,23 @@ STATUS = {"presenters": 1, "students": 3, "live": False, "revealed": True, "tall
         {"students": True},
         {"live": "yes"},
         {"revealed": 1},
-        {"tally": []},
-        {"tally": {"q": {"a": -1}}},
-        {"tally": {"q": {"a": 1.5}}},
-        {"tally": {str(i): {} for i in range(17)}},
-        {"tally": {"q": {str(i): 1 for i in range(17)}}},
-        {"tally": {"q": ["a"]}},
+        {"voters": []},
+        {"voters": None},
+        {"voters": {"not-a-voter-id!!": {}}},
+        {"voters": {VOTER.upper(): {}}},
+        {"voters": {VOTER + "0": {}}},
+        {"voters": {VOTER: []}},
+        {"voters": {VOTER: {"q": "right"}}},
+        {"voters": {VOTER: {"q": ["right"]}}},
+        {"voters": {VOTER: {"q": ["right", "1"]}}},
+        {"voters": {VOTER: {"q": ["right", True]}}},
+        {"voters": {VOTER: {"q": ["right", float("nan")]}}},
+        {"voters": {VOTER: {"q": ["right", float("inf")]}}},
+        {"voters": {VOTER: {"q": ["x" * 33, 1.0]}}},
+        {"voters": {VOTER: {"q": [1, 1.0]}}},
+        {"voters": {VOTER: {"q" * 33: ["right", 1.0]}}},
+        {"voters": {VOTER: {str(i): ["right", 1.0] for i in range(17)}}},
+        {"voters": {f"{i:016x}": {} for i in range(MAX_VOTERS + 1)}},
     ],
 )
 def test_a_malformed_status_is_refused(change: dict[str, Any]) -> None:

@@ -27,9 +27,14 @@ def _session(room: Classroom, query: dict[str, str] | None = None) -> Session:
 
 
 def _class(students: int = 2) -> tuple[Classroom, Session, list[Session]]:
+    """A presenter and ``students`` students, each student's page in a browser of its own
+    that has shown its ballot, as class_bar.js does on a fresh browser."""
     room = Classroom(KEY)
     presenter = _session(room, {PRESENT_PARAMETER: KEY})
-    return room, presenter, [_session(room) for _ in range(students)]
+    pupils = [_session(room) for _ in range(students)]
+    for pupil in pupils:
+        pupil.seat.bar.claim = "none"
+    return room, presenter, pupils
 
 
 def _send(presenter: Session) -> None:
@@ -193,6 +198,7 @@ def test_the_class_bar_words_are_complete() -> None:
     bar = ClassBar()
     for key in ("students_many", "sent_many"):
         assert "{count}" in bar.texts[key]
+    assert "{browsers}" in bar.texts["voters"] and "{pages}" in bar.texts["voters"]
     assert all(isinstance(text, str) and text for text in bar.texts.values())
 
 

@@ -32,6 +32,7 @@ from app.page.controls import widget_names
 from app.page.views.alert_box import AlertBox
 from app.page.views.markup import ServerMarkup
 from app.page.views.readouts import readouts_html
+from app.served.components.class_bar import ClassBar
 from app.served.components.controls import DrawnControls
 from app.served.components.first_screen import FirstScreen
 from app.served.components.lesson import LAZY_SECTIONS
@@ -571,6 +572,7 @@ CHECKED_COMPONENTS = {
     AlertBox: AlertBox,
     ServerMarkup: ServerMarkup,
     SafeLocation: SafeLocation,
+    ClassBar: ClassBar,
 }
 """Each class that checks a page's changes (app.compat.CheckedPageChanges), and how to
 build one."""

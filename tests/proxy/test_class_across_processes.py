@@ -77,6 +77,10 @@ def test_a_class_across_two_processes_and_a_redis_outage(
     box.press("Enter")
     right = panel.locator('[data-question="divisor"] [data-choice="right"] .sdpa-class-count')
     expect(right).to_have_text("1", timeout=BUS_WAIT_MS)
+    # Each process's voters cross the bus: two browsers, one on each process.
+    expect(panel.locator(".sdpa-class-voters")).to_have_text(
+        CLASS_TEXTS["voters"].format(browsers=2, pages=2), timeout=BUS_WAIT_MS
+    )
 
     # Redis stops: every page works alone and says so.
     redis_server.stop()

@@ -5,7 +5,9 @@ comes back they talk again (app/served/class_bus.py)."""
 from __future__ import annotations
 
 import queue
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -112,3 +114,71 @@ def test_two_buses_talk_refuse_forgeries_and_survive_an_outage(
     finally:
         first.stop()
         second.stop()
+
+
+def test_a_browser_with_tabs_on_two_processes_is_one_voter_over_redis(
+    redis_server: RedisServer,
+) -> None:
+    """Two classrooms of one class over Redis: a browser's tabs on both are one voter whose
+    last answer counts, a script's forged ballot a voter of its own; both processes count
+    the same, and the presenter sees 2 browsers on 3 pages."""
+    from model.test_class_ballot import Clock, answer_once, claim_ballot, open_seat
+
+    from app.served.classroom import Classroom
+
+    presenter_key = "presenter-key-for-redis-tests"
+    clock = Clock()
+    rooms = [Classroom(presenter_key, clock=clock) for _ in range(2)]
+    arrived = threading.Event()
+
+    def taker(room: Classroom) -> Callable[[dict[str, Any]], None]:
+        def take(payload: dict[str, Any]) -> None:
+            room.take_bus_message(payload)
+            arrived.set()
+
+        return take
+
+    buses = []
+    for index, room in enumerate(rooms):
+        bus = RedisBus(
+            redis_server.url,
+            signing_key(presenter_key),
+            origin=f"process-{index}",
+            on_message=taker(room),
+            on_connected=room.bus_changed,
+        )
+        room.attach_bus(bus)  # no heartbeat thread: each change is published at once
+        bus.start()
+        buses.append(bus)
+    try:
+        presenter = open_seat(rooms[0], clock, presenter=True)
+        here = open_seat(rooms[0], clock)
+        ballot = claim_ballot(here, "none")
+        there = open_seat(rooms[1], clock)
+        assert claim_ballot(there, ballot) == ballot
+        script = open_seat(rooms[1], clock)
+        assert claim_ballot(script, ballot[:-1] + "x") not in ("", ballot)
+        assert answer_once(here, clock, "divisor", "8")
+        assert answer_once(there, clock, "divisor", "64")  # the same voter, later: it counts
+        assert answer_once(script, clock, "divisor", "8")
+        expected = {"right": 1, "wrong": 1}
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            if all(
+                room.answer_counts({"divisor": expected})["divisor"] == expected
+                and (room.browsers, room.students) == (2, 3)
+                for room in rooms
+            ):
+                break
+            arrived.clear()
+            for room in rooms:  # a status sent before the other listened is sent again
+                room.heartbeat()
+            arrived.wait(0.5)
+        else:
+            raise AssertionError("the two processes never agreed on the class's answers")
+        presenter.class_changed()
+        assert presenter.bar.answers["divisor"] == expected
+        assert (presenter.bar.browsers, presenter.bar.students) == (2, 3)
+    finally:
+        for bus in buses:
+            bus.stop()

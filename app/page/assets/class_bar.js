@@ -4,9 +4,35 @@
  * a region named by its words, a status line read politely, native buttons and switches.
  */
 
-/** One of the bar's words, with `{count}` filled. */
+/** One of the bar's words, with `{count}` filled (or each `{name}` of an object's). */
 function say(texts, key, count) {
-  return texts[key].replace("{count}", String(count));
+  const values = typeof count === "object" ? count : { count };
+  return texts[key].replace(/\{(\w+)\}/g, (whole, name) =>
+    name in values ? String(values[name]) : whole,
+  );
+}
+
+/**
+ * The ballot this browser votes with: the page claims the one its storage keeps (any other
+ * word when there is none, or storage is blocked), and keeps the one the server answers,
+ * so that the browser's tabs and reloads count as one voter.
+ */
+function keepBallot(model) {
+  const read = () => {
+    try {
+      return window.localStorage.getItem(model.storage);
+    } catch {
+      return null;
+    }
+  };
+  model.on("ballot", () => {
+    try {
+      if (model.ballot) window.localStorage.setItem(model.storage, model.ballot);
+    } catch {
+      // Storage blocked (a private window's iframe): this page votes on its own.
+    }
+  });
+  model.claim = read() || "none";
 }
 
 /** A native checkbox announced as a switch, in its label. */
@@ -37,6 +63,17 @@ function answersBlock(model) {
   block.className = "sdpa-class-answers";
   const heading = document.createElement("h2");
   heading.textContent = texts.answers;
+  // Only the presenter's page reads how many browsers the answers come from.
+  const presenter = model.role === "presenter";
+  const voters = document.createElement("p");
+  voters.className = "sdpa-class-voters";
+  const showVoters = () => {
+    voters.textContent = say(texts, "voters", { browsers: model.browsers, pages: model.students });
+  };
+  if (presenter) {
+    for (const name of ["browsers", "students"]) model.on(name, showVoters);
+    showVoters();
+  }
   const show = () => {
     const charts = Object.entries(model.questions).map(([key, question]) => {
       const counts = model.answers[key] ?? {};
@@ -72,7 +109,7 @@ function answersBlock(model) {
       chart.append(caption, list);
       return chart;
     });
-    block.replaceChildren(heading, ...charts);
+    block.replaceChildren(heading, ...(presenter ? [voters] : []), ...charts);
   };
   model.on("answers", show);
   show();
@@ -151,6 +188,7 @@ function studentBar(model, bar, title, detail) {
   show();
   showAnswers();
   bar.append(label, back, answers);
+  keepBallot(model);
 }
 
 export function render({ model, el }) {

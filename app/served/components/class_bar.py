@@ -1,15 +1,19 @@
 """The class bar above the plots: the presenter's class panel, or a student's "Following the
 instructor" with the way to explore alone and back (class mode, app/served/classroom.py).
 
-The presenter's page shows how many students are connected, **Send my scene** and
-**Students follow me**; a student's page, while a class is presented, says whether it
-follows the instructor, with a switch to explore alone and a button back to the
-instructor's scene. A page changes only what its role has (a student's page cannot send a
-scene: the presses it could forge are refused like any value from a page).
+The presenter's page shows how many students are connected, **Send my scene**, **Students
+follow me**, and the class's answers with how many browsers they come from against how many
+pages are connected (one answer counts per browser); a student's page, while a class is
+presented, says whether it follows the instructor, with a switch to explore alone and a
+button back to the instructor's scene, and keeps the ballot its answers count under in the
+browser's storage, so that its tabs and reloads are one voter. A page changes only what its
+role has (a student's page cannot send a scene: the presses it could forge are refused like
+any value from a page).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, Literal
 
 import param
@@ -39,15 +43,27 @@ CLASS_TEXTS = {
     "back": "Back to the instructor's scene",
     "answers": "The class's answers",
     "answered": "{count} answered",
+    "voters": "One answer counts per browser. Browsers: {browsers}, pages connected: {pages}.",
     "reveal": "Show the class the answers",
     "reset": "Reset answers",
     "bus_down": "The class is not connected right now: this page works on its own until "
     "the connection returns.",
 }
-"""Every word of the class bar, for both roles (``{count}`` is filled on the page)."""
+"""Every word of the class bar, for both roles (``{count}``, ``{browsers}`` and ``{pages}``
+are filled on the page)."""
+
+BALLOT_STORAGE = "sdpa-sim-ballot"
+"""The key of the browser's localStorage under which a student's page keeps its ballot."""
+
+CLAIM = re.compile(r"[0-9A-Za-z._-]{1,64}")
+"""What a page may claim as its ballot: a ballot is 49 characters of hex and a dot, and a
+page without one claims a word."""
+
+MAX_CLAIM_LENGTH = 64
+"""The longest claim :data:`CLAIM` takes."""
 
 PRESENTER_PROPERTIES = ("live", "send_presses", "revealed", "reset_presses")
-STUDENT_PROPERTIES = ("following", "back_presses")
+STUDENT_PROPERTIES = ("following", "back_presses", "claim")
 """What each role's page may change on its bar."""
 
 PRESS_LIMIT = 2**31 - 1
@@ -82,6 +98,7 @@ CLASS_BAR_CSS = """
 .sdpa-class-answers { flex: 1 1 100%; display: flex; flex-wrap: wrap; gap: 8px 24px; }
 .sdpa-class-answers[hidden] { display: none; }
 .sdpa-class-answers h2 { flex: 1 1 100%; margin: 4px 0 0; font-size: 15px; font-weight: 500; }
+.sdpa-class-voters { flex: 1 1 100%; margin: 0; font-size: 14px; }
 .sdpa-class-question { flex: 1 1 240px; margin: 0; }
 .sdpa-class-question figcaption { font-weight: 500; margin-bottom: 2px; }
 .sdpa-class-question ul { list-style: none; margin: 0; padding: 0; }
@@ -110,6 +127,7 @@ class ClassBar(CheckedPageChanges, JSComponent):
         "reset_presses",
         "following",
         "back_presses",
+        "claim",
     )
 
     role = param.Selector(
@@ -139,6 +157,24 @@ class ClassBar(CheckedPageChanges, JSComponent):
         default=0,
         bounds=(0, PRESS_LIMIT),
         doc="How many times Back to the instructor's scene was pressed.",
+    )
+    browsers = param.Integer(
+        default=0,
+        bounds=(0, None),
+        doc="How many browsers the students' pages are, each one voter (the presenter's).",
+    )
+    claim = param.String(
+        default="",
+        doc="The ballot a student's page found in its browser's storage, or any other word "
+        "when it has none (set once by the page; untrusted).",
+    )
+    ballot = param.String(
+        default="",
+        doc="The ballot the student's page votes with, which it keeps in its browser's "
+        "storage (set by the server in answer to the claim).",
+    )
+    storage = param.String(
+        default=BALLOT_STORAGE, doc="The localStorage key the ballot is kept under."
     )
     answers = param.Dict(
         default={},
@@ -170,11 +206,14 @@ class ClassBar(CheckedPageChanges, JSComponent):
 
     def accepts_from_page(self, name: str, value: object) -> bool:
         """A page changes only its own role's properties (:data:`PRESENTER_PROPERTIES`,
-        :data:`STUDENT_PROPERTIES`); a switch's value is a boolean and a press count a whole
-        number in range."""
+        :data:`STUDENT_PROPERTIES`); a switch's value is a boolean, a press count a whole
+        number in range and a claim a short plain word (:data:`CLAIM`)."""
         own = PRESENTER_PROPERTIES if self.role == PRESENTER else STUDENT_PROPERTIES
         if name not in own:
             return False
         if name in ("live", "revealed", "following"):
             return isinstance(value, bool)
+        if name == "claim":
+            # Checked for its signature by the classroom; here only kept small and plain.
+            return isinstance(value, str) and CLAIM.fullmatch(value) is not None
         return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= PRESS_LIMIT
