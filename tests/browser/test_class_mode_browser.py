@@ -138,9 +138,12 @@ def test_a_presenter_and_two_students(chromium: Browser, class_server: AppServer
         expect(voters).to_have_text(CLASS_TEXTS["voters"].format(browsers=2, pages=2))
         tab = _open(chromium, class_server, "", context=follower.page.context)
         pages += (tab,)
-        tab.open_lesson()
         expect(_class_bar(tab)).to_contain_text(CLASS_TEXTS["following"])
         expect(voters).to_have_text(CLASS_TEXTS["voters"].format(browsers=2, pages=3))
+        # The tab has joined the class and shown its ballot before its lesson opens: a gate
+        # pressed during that first round trip can leave the lesson unsent (an open problem,
+        # reproduced by pressing it at once: about one run in two).
+        tab.open_lesson()
         box = tab.page.get_by_label(DIVISOR_LABEL)
         box.fill("64")
         box.press("Enter")
