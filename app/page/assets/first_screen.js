@@ -25,6 +25,10 @@ function hiddenHeading(level, text) {
   return heading;
 }
 
+/** How soon, and how often, a box looks again for a child whose view is not built yet. */
+const CHILD_RETRY_MS = 20;
+const CHILD_RETRIES = 100;
+
 /**
  * A box holding child `name`, once the session gives one (the component draws its own
  * children: a child that arrives later does not redraw the rest of the screen).
@@ -32,12 +36,18 @@ function hiddenHeading(level, text) {
 function childBox(model, name, className) {
   const box = document.createElement("div");
   box.className = className;
-  const fill = () => {
+  const fill = (tries = 0) => {
     const child = model.get_child(name);
+    // A component whose children Panel renders by hand calls this before it builds the new
+    // child's view, and not again: look once more, for a while.
+    if (!child && model[name] != null && tries < CHILD_RETRIES) {
+      setTimeout(() => fill(tries + 1), CHILD_RETRY_MS);
+      return;
+    }
     box.replaceChildren(...(child ? [child] : []));
   };
   fill();
-  model.on(name, fill);
+  model.on(name, () => fill());
   return box;
 }
 
