@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from urllib.parse import unquote_to_bytes
 
 COMPONENT_PREFIX = "/components/"
@@ -106,7 +107,7 @@ class RouteTable:
             routes.append(MountedRoute(regex.pattern, handler, handler in known))
         return cls(tuple(routes))
 
-    @property
+    @cached_property
     def unknown(self) -> tuple[MountedRoute, ...]:
         """The routes whose handler the server does not know."""
         return tuple(route for route in self.routes if not route.known)
@@ -121,6 +122,9 @@ class RouteTable:
 
     def refuses(self, path: str) -> bool:
         """Whether ``path`` reaches a handler this server does not know (answered 404)."""
+        if not self.unknown:
+            # Every request asks: with every route known (as served), no pattern is tried.
+            return False
         route = self.route_for(path)
         return route is not None and not route.known
 
@@ -152,8 +156,7 @@ def component_file(path: str) -> str | None:
         return None
 
 
-def component_allowed(path: str, files: Iterable[str]) -> bool:
+def component_allowed(path: str, files: tuple[str, ...]) -> bool:
     """Whether a ``/components/`` path asks for one of ``files`` (each as
     :func:`component_file` reads it)."""
-    asked = component_file(path)
-    return asked is not None and asked in set(files)
+    return component_file(path) in files
