@@ -13,6 +13,7 @@ import inspect
 import logging
 import sys
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -529,17 +530,10 @@ def inline_stylesheet_write_present() -> bool:
 
 # --- An image's numbers as BokehJS's own array, shape attached ---------------------------
 
-BOKEH_IMAGE_JS = """\
-// app/compat.py: a flat row-major array as the rows x columns image an image glyph draws,
-// BokehJS's typed array with its shape (what the server's binary arrays become), uncopied.
-globalThis.SdpaBokehImage = function (values, rows, columns) {
-  const { ndarray } = globalThis.Bokeh.require("core/util/ndarray");
-  return ndarray(values, { shape: [rows, columns] });
-};
-"""
-"""JavaScript that both pages' drawing code runs before it draws: ``SdpaBokehImage(values,
-rows, columns)``, the one place their scripts (app/page/assets/figures.js, lesson_drawing.js)
-turn a frame's flat float32 image into what a Bokeh ``image`` glyph draws.
+BOKEH_IMAGE_MODULE = Path(__file__).parent / "page" / "web" / "shared" / "bokeh_image.js"
+"""The browser module both pages' drawing code imports ``bokehImage(values, rows, columns)``
+from: the one place it turns a frame's flat float32 image into what a Bokeh ``image`` glyph
+draws.
 
 The public form of an image is a list of row arrays, which BokehJS copies back into one
 typed array: per frame at n = 1024, a million numbers copied twice and 1,024 arrays made,
@@ -554,15 +548,15 @@ source no longer has it, and the browser and export suites draw no heatmap witho
 """
 
 BOKEH_NDARRAY_MODULE = '"core/util/ndarray":'
-"""How bokeh.js's module table names the module :data:`BOKEH_IMAGE_JS` requires."""
+"""How bokeh.js's module table names the module :data:`BOKEH_IMAGE_MODULE` requires."""
 
 BOKEH_NDARRAY_FUNCTION = "function ndarray(init, { dtype, shape } = {}) {"
-"""The constructor :data:`BOKEH_IMAGE_JS` calls, as bokeh.js's unminified source has it."""
+"""The constructor :data:`BOKEH_IMAGE_MODULE` calls, as bokeh.js's unminified source has it."""
 
 
 def bokeh_ndarray_present() -> bool:
     """Whether this Bokeh is a checked version whose BokehJS has the ``core/util/ndarray``
-    module and its ``ndarray(init, {dtype, shape})`` (what :data:`BOKEH_IMAGE_JS` calls)."""
+    module and its ``ndarray(init, {dtype, shape})`` (what :data:`BOKEH_IMAGE_MODULE` calls)."""
     import bokeh
     from bokeh.util.paths import bokehjs_path
 

@@ -14,7 +14,9 @@
 # redis-server (tests/proxy's class mode runs its processes over a Redis of its own on a
 # loopback port, not the system service), installs
 # the npm packages package-lock.json pins (axe-core, which the accessibility tests inject
-# into both pages) with `npm ci` when node_modules lacks them or holds other versions,
+# into both pages; esbuild and Biome, which build and check the browser code) with `npm ci`
+# when node_modules lacks them or holds other versions, checks the browser code (Biome's lint
+# and format, its Node tests in tests/js/, the committed bundles against a fresh build),
 # checks lint and format with ruff, and runs pytest with any arguments given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,13 +45,20 @@ installed=$(node -e '
   const fs = require("fs");
   const read = (path) => { try { return JSON.parse(fs.readFileSync(path)).packages; } catch { return null; } };
   const wanted = read("package-lock.json"), have = read("node_modules/.package-lock.json") || {};
+  // Optional packages are the other platforms' builds (esbuild's): npm installs only this one.
   const same = Object.entries(wanted).every(([path, entry]) =>
-    path === "" || (have[path] && have[path].version === entry.version));
+    path === "" || (have[path] ? have[path].version === entry.version : Boolean(entry.optional)));
   process.stdout.write(same ? "yes" : "no");')
 if [ "$installed" != yes ]; then
-  echo "Installing the npm packages package-lock.json pins (axe-core) into node_modules"
+  echo "Installing the npm packages package-lock.json pins (axe-core, esbuild, Biome) into node_modules"
   npm ci --include=dev --no-audit --no-fund --loglevel=error
 fi
+
+# The browser code: linted and formatted (Biome), its own tests (Node's test runner), and the
+# committed bundles exactly what its sources build (esbuild).
+npx --no-install biome ci --colors=off
+node --test tests/js/
+node scripts/build_web.mjs --check
 
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check -U pip

@@ -22,7 +22,7 @@ from bokeh.embed.util import standalone_docs_json_and_render_items
 from bokeh.models import CustomJS, Model
 from bokeh.resources import INLINE
 
-from app.compat import BOKEH_IMAGE_JS, UNCHANGED_STYLESHEETS_JS, without_model_definitions
+from app.compat import UNCHANGED_STYLESHEETS_JS, without_model_definitions
 from app.page import ASSETS
 from app.page.assumptions import (
     SECTION_GROUPS,
@@ -31,8 +31,9 @@ from app.page.assumptions import (
     section_histogram,
     section_html,
 )
-from app.page.controls import CONTROL_DRAWING, PRESET
+from app.page.bundle import OFFLINE_BUNDLE
 from app.page.controls import CSS as CONTROLS_CSS
+from app.page.controls import PRESET
 from app.page.facts import (
     LESSON_HEADING,
     MORE_LABEL,
@@ -95,27 +96,6 @@ from app.simulation.spec import (
     page_spec,
 )
 from app.simulation.state import SimulationState
-
-SCRIPTS = (
-    CONTROL_DRAWING,
-    *(
-        ASSETS / name
-        for name in (
-            "kernel.js",
-            "text.js",
-            "query.js",
-            "lesson.js",
-            "lesson_drawing.js",
-            "assumptions.js",
-            "kernel_source.js",
-            "figures.js",
-            "offline_lesson.js",
-            "controller.js",
-        )
-    ),
-)
-"""The page's JavaScript, in load order (each uses the ones before it): the served page's
-control drawing code, then the file's own."""
 
 
 def page_controls(spec: SimulationSpec = SPEC) -> tuple[str, ...]:
@@ -395,13 +375,7 @@ def render_html(data: ExportData, spec: SimulationSpec = SPEC) -> str:
     """The complete, self-contained HTML page for ``data`` and ``spec``'s controls: BokehJS,
     scripts and data inline."""
     documents, config, markup = build_document(data, spec)
-    scripts = "\n".join(
-        (
-            UNCHANGED_STYLESHEETS_JS,
-            BOKEH_IMAGE_JS,
-            *(path.read_text(encoding="utf-8") for path in SCRIPTS),
-        )
-    )
+    scripts = "\n".join((UNCHANGED_STYLESHEETS_JS, OFFLINE_BUNDLE.read_text(encoding="utf-8")))
     if "</script" in scripts.lower():
         raise RuntimeError("an export script contains '</script', which would end it early")
     docs_json, render_items = standalone_docs_json_and_render_items([documents.first])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from app.page import ASSETS
 from app.simulation.presets import preset_options
 from app.simulation.spec import (
     NO_PRESET_LABEL,
@@ -35,9 +34,6 @@ def widget_names(spec: SimulationSpec = SPEC) -> tuple[str, ...]:
 
 SHARE_KINDS = ("link", "embed")
 """What the share part copies: a link to the scene, or the iframe that embeds it."""
-
-CONTROL_DRAWING = ASSETS / "control_drawing.js"
-"""The controls' drawing code both components carry."""
 
 CONTROLS_MIN_WIDTH = 170
 """The narrowest column of the controls' grid, in px (as the page's other control grids)."""

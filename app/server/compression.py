@@ -77,10 +77,22 @@ asking again (a versioned one, ``?v=…``, gets Tornado's ten years): a class's 
 revalidates it with its ``ETag`` (a 304, no body) after a server's upgrade."""
 
 
-def give_cache_lifetime(status: int, headers: httputil.HTTPHeaders) -> None:
-    """Give a static file's ``200`` that has no ``Cache-Control`` :data:`STATIC_LIFETIME_S`."""
+CONTENT_ADDRESSED_LIFETIME_S = 365 * 24 * 3600
+"""How long a browser may keep a file whose name carries the hash of its content (the served
+page's bundle, app/page/bundle.py): a year, never revalidated, since new content is a new name."""
+
+
+def give_cache_lifetime(
+    status: int, headers: httputil.HTTPHeaders, *, content_addressed: bool = False
+) -> None:
+    """Give a static file's ``200`` that has no ``Cache-Control`` :data:`STATIC_LIFETIME_S`,
+    or :data:`CONTENT_ADDRESSED_LIFETIME_S` (immutable) when its name carries its content's
+    hash."""
     if status == 200 and static_tag(headers) and "Cache-Control" not in headers:
-        headers["Cache-Control"] = f"public, max-age={STATIC_LIFETIME_S}"
+        if content_addressed:
+            headers["Cache-Control"] = f"public, max-age={CONTENT_ADDRESSED_LIFETIME_S}, immutable"
+        else:
+            headers["Cache-Control"] = f"public, max-age={STATIC_LIFETIME_S}"
 
 
 class CompressedCache:

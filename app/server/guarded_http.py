@@ -48,7 +48,12 @@ from tornado.httpserver import HTTPServer
 from tornado.iostream import IOStream
 
 from app.server.compression import CompressedCache, CompressingConnection, give_cache_lifetime
-from app.server.mounted_routes import KNOWN_HANDLERS, RouteTable
+from app.server.mounted_routes import (
+    COMPONENT_PREFIX,
+    KNOWN_HANDLERS,
+    RouteTable,
+    component_allowed,
+)
 from app.server.request_guard import NOT_FOUND, Refusal, RequestGuard, is_page_request
 from app.server.routing import MAX_HEAD_BYTES
 
@@ -245,6 +250,9 @@ class _WatchedConnection(httputil.HTTPConnection):
         self._server = server
         self.slot = slot
         """The front's page slot this request holds (its connection's first), if any."""
+        self.content_addressed = False
+        """Whether the request is for a file whose name carries its content's hash (the
+        served page's bundle, one of the guard's component files)."""
 
     def write_headers(
         self,
@@ -260,7 +268,7 @@ class _WatchedConnection(httputil.HTTPConnection):
                 if name not in headers:
                     headers[name] = value
         if isinstance(start_line, httputil.ResponseStartLine):
-            give_cache_lifetime(start_line.code, headers)
+            give_cache_lifetime(start_line.code, headers, content_addressed=self.content_addressed)
         return self._connection.write_headers(start_line, headers, chunk)
 
     def write(self, chunk: bytes) -> Awaitable[None]:
@@ -323,6 +331,10 @@ class _GuardedRequest(httputil.HTTPMessageDelegate):
             self._refuse(refusal)
             return None
         assert self._inner is not None
+        # The guard lets through only the app's own bundles there, named by their hash.
+        self._connection.content_addressed = guard is not None and (
+            path.startswith(COMPONENT_PREFIX) and component_allowed(path, guard.component_files)
+        )
         before = self._server.before_page
         waiting = before(start_line.path) if page and before is not None else None
         if waiting is None:

@@ -4,16 +4,14 @@
  * Typed arrays travel as base64 ({"$f64": …} or {"$f32": …}); NaN and ±Infinity as
  * {"$num": "NaN"}, so nothing is lost on the way.
  */
-(function (root, factory) {
+((root, factory) => {
   const codec = factory();
   if (typeof module === "object" && module.exports) {
     module.exports = codec;
   } else {
     root.SdpaTestCodec = codec;
   }
-})(typeof globalThis !== "undefined" ? globalThis : this, function () {
-  "use strict";
-
+})(typeof globalThis !== "undefined" ? globalThis : this, () => {
   function bytesToBase64(bytes) {
     let binary = "";
     for (let i = 0; i < bytes.length; i++) {

@@ -18,30 +18,21 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from app.page import ASSETS
+from app.page.bundle import WEB
 
 HERE = Path(__file__).resolve().parent
 
 CODEC = HERE / "codec.js"
 MODULES = {
-    "kernel": "kernel.js",
-    "text": "text.js",
-    "query": "query.js",
-    "lesson": "lesson.js",
-    "assumptions": "assumptions.js",
-    "kernel_source": "kernel_source.js",
+    "kernel": "shared/kernel.js",
+    "text": "shared/text.js",
+    "query": "shared/query.js",
+    "lesson": "shared/lesson_numbers.js",
+    "assumptions": "offline/assumption_numbers.js",
+    "kernel_source": "offline/kernel_source.js",
 }
-"""Module name in a call → the export script that defines it."""
-
-PAGE_GLOBALS = {
-    "kernel": "SdpaKernel",
-    "text": "SdpaText",
-    "query": "SdpaQuery",
-    "lesson": "SdpaLesson",
-    "assumptions": "SdpaAssumptions",
-    "kernel_source": "SdpaKernelSource",
-}
-"""Module name in a call → the global the exported page defines it as."""
+"""Module name in a call → the browser module (app/page/web/) that defines it; the exported
+page has them by the same names in ``SdpaModules`` (app/page/web/offline/index.js)."""
 
 Call = tuple[str, str, Sequence[Any]]
 
@@ -94,7 +85,7 @@ class Runner(Protocol):
 def run_node(calls: Sequence[Call]) -> list[Any]:
     """Run ``calls`` (module, function, arguments) in one Node.js process."""
     request = {
-        "scripts": {name: str(ASSETS / script) for name, script in MODULES.items()},
+        "scripts": {name: str(WEB / script) for name, script in MODULES.items()},
         "calls": [[module, name, encode(list(args))] for module, name, args in calls],
     }
     result = subprocess.run(
@@ -111,12 +102,9 @@ def run_node(calls: Sequence[Call]) -> list[Any]:
 def page_runner(page: Any) -> Runner:
     """A runner that calls the modules the exported ``page`` (Playwright) has loaded."""
     page.add_script_tag(content=CODEC.read_text(encoding="utf-8"))
-    modules = ", ".join(f"{name}: {glob}" for name, glob in PAGE_GLOBALS.items())
 
     def run(calls: Sequence[Call]) -> list[Any]:
         encoded = [[module, name, encode(list(args))] for module, name, args in calls]
-        return decode(
-            page.evaluate(f"(calls) => SdpaTestCodec.runAll(calls, {{{modules}}})", encoded)
-        )
+        return decode(page.evaluate("(calls) => SdpaTestCodec.runAll(calls, SdpaModules)", encoded))
 
     return run

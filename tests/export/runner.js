@@ -1,11 +1,20 @@
 // Reads {"scripts": {name: path}, "calls": [[name, function, args], …]} as JSON on stdin and
-// writes the encoded results as JSON on stdout (see codec.js).
-"use strict";
-const fs = require("fs");
+// writes the encoded results as JSON on stdout (see codec.js). The scripts are the browser
+// code's ES modules (app/page/web/), imported as they are.
+
+const fs = require("node:fs");
+const { pathToFileURL } = require("node:url");
 const codec = require("./codec.js");
 
-const input = JSON.parse(fs.readFileSync(0, "utf8"));
-const modules = Object.fromEntries(
-  Object.entries(input.scripts).map(([name, path]) => [name, require(path)]),
-);
-process.stdout.write(JSON.stringify(codec.runAll(input.calls, modules)));
+async function main() {
+  const input = JSON.parse(fs.readFileSync(0, "utf8"));
+  const entries = await Promise.all(
+    Object.entries(input.scripts).map(async ([name, path]) => [
+      name,
+      await import(pathToFileURL(path).href),
+    ]),
+  );
+  process.stdout.write(JSON.stringify(codec.runAll(input.calls, Object.fromEntries(entries))));
+}
+
+main();

@@ -18,6 +18,7 @@ from hostile_queries import digit_zeros, hostile_queries
 from tornado.httputil import parse_qs_bytes
 
 from app.export.page import page_limits, presets_spec
+from app.page.bundle import WEB
 from app.page.figures import ALERT_TEXTS
 from app.page.kernel_data import FIT_NOTICES, build_export_data
 from app.simulation.query import (
@@ -32,7 +33,7 @@ from app.simulation.query import (
 from app.simulation.state import SimulationState
 
 from .fill_templates import template_fields, unfillable
-from .js_harness import ASSETS, Runner
+from .js_harness import Runner
 
 SPEC = query_spec()
 PRESETS = presets_spec()
@@ -319,7 +320,7 @@ OLD_WORDING = (
 """Phrases of the notices and their boxes, which only the Python templates may word."""
 
 
-@pytest.mark.parametrize("script", ["query.js", "controller.js"])
+@pytest.mark.parametrize("script", ["shared/query.js", "offline/page.js"])
 def test_no_notice_is_worded_in_the_javascript(script: str) -> None:
-    source = (ASSETS / script).read_text(encoding="utf-8")
+    source = (WEB / script).read_text(encoding="utf-8")
     assert [phrase for phrase in OLD_WORDING if phrase in source] == []

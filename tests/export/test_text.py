@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from app.page import ASSETS
 from app.page.assumptions import assumptions_config
+from app.page.bundle import WEB
 from app.page.views.assumptions import ASSUMPTION_TEXTS, assumptions_html
 from app.page.views.histogram import HISTOGRAM_TEXTS, DotProductHistograms
 from app.page.views.readouts import READOUT_TEXTS, readouts_html, verdict
@@ -274,9 +274,9 @@ def _string_literals(script: str) -> list[str]:
     return JS_STRING.findall(code)
 
 
-@pytest.mark.parametrize("script", ["text.js", "assumptions.js"])
+@pytest.mark.parametrize("script", ["shared/text.js", "offline/assumption_numbers.js"])
 def test_the_scripts_carry_no_copy_of_the_servers_words(script: str) -> None:
-    literals = _string_literals((ASSETS / script).read_text(encoding="utf-8"))
+    literals = _string_literals((WEB / script).read_text(encoding="utf-8"))
     assert literals, "the literal finder found nothing: it no longer reads the script"
     found = sorted({word for word in FORMER_WORDS for text in literals if word in text})
     assert found == [], f"{script} writes the server's words itself: {found}"

@@ -236,20 +236,20 @@ def test_bokehjs_still_has_its_ndarray_constructor() -> None:
     assert compat.bokeh_ndarray_present(), (
         "BokehJS no longer has core/util/ndarray's ndarray(init, {dtype, shape}) (or this "
         "Bokeh is not in compat.CHECKED_BOKEH): re-read bokeh.js and check "
-        "compat.BOKEH_IMAGE_JS, through which both pages draw every image"
+        "compat.BOKEH_IMAGE_MODULE, through which both pages draw every image"
     )
 
 
 def test_both_pages_draw_images_only_through_the_compat_helper() -> None:
-    from app.page import ASSETS
-    from app.served.components.figures import DrawnFigures
-    from app.served.components.lesson import DrawnLesson
+    from app.page.bundle import OFFLINE_BUNDLE, WEB, served_bundle
 
-    scripts = list(ASSETS.glob("*.js"))
-    assert scripts
-    assert [path.name for path in scripts if "core/util/ndarray" in path.read_text()] == []
-    for module in (DrawnFigures._esm, DrawnLesson._esm):
-        assert module.startswith(compat.BOKEH_IMAGE_JS)
+    modules = list(WEB.rglob("*.js"))
+    assert compat.BOKEH_IMAGE_MODULE in modules
+    reaching = [path for path in modules if "core/util/ndarray" in path.read_text()]
+    assert reaching == [compat.BOKEH_IMAGE_MODULE]
+    # Both bundles carry it, and draw images with it.
+    for bundle in (served_bundle(), OFFLINE_BUNDLE):
+        assert bundle.read_text().count("core/util/ndarray") == 1, bundle.name
 
 
 def test_every_internal_the_app_relies_on_is_as_checked() -> None:

@@ -1,5 +1,5 @@
 """Two-byte weight codes: every weight within 0.09 % of itself, the special values exact, and
-the page's decoder (app/page/assets/embedding.js, under Node.js) reading what Python wrote."""
+the page's decoder (app/page/web/served/embedding.js, under Node.js) reading what Python wrote."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from app.page.bundle import WEB
 from app.page.frames import PACK_LIMIT, numbers_frame, packed_frame, unpacked_frame
 from app.page.weight_codes import STEPS_PER_UNIT, code_spec, decode_weights, encode_weights
-from app.served.components.figures import DRAWN_PARTS, EMBEDDING_JS
+from app.served.components.figures import DRAWN_PARTS
 from app.simulation.model import SimulationModel
 from app.simulation.spec import CONTROL_BY_NAME, WEIGHTS
 from app.simulation.state import SimulationState
@@ -98,8 +99,8 @@ def test_up_to_the_pack_limit_weights_travel_as_float32(n: int) -> None:
 
 
 UNPACK_JS = """
-const vm = require("vm"), fs = require("fs");
-vm.runInThisContext(fs.readFileSync(process.argv[1], "utf8"));
+const fs = require("node:fs"), { pathToFileURL } = require("node:url");
+import(pathToFileURL(process.argv[1]).href).then(({ unpack }) => {
 const message = JSON.parse(fs.readFileSync(0, "utf8"));
 const TYPES = { uint16: Uint16Array, float32: Float32Array, float64: Float64Array };
 const packed = {};
@@ -115,16 +116,17 @@ const out = JSON.stringify(frame.numbers, (key, value) =>
         bytes: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("base64") }
     : Number.isNaN(value) ? { float: "NaN" } : value);
 process.stdout.write(out);
+});
 """
-"""Loads app/page/assets/embedding.js in Node.js, unpacks the packed frame on stdin with the page's
-``unpack`` and writes its numbers, each typed array as its type and bytes."""
+"""Imports app/page/web/served/embedding.js in Node.js, unpacks the packed frame on stdin with
+the page's ``unpack`` and writes its numbers, each typed array as its type and bytes."""
 
 PAGE_TYPES = {"Float32Array": "<f4", "Float64Array": "<f8"}
 
 
 def unpacked_by_the_page(packed: dict) -> dict:
-    """The numbers of ``packed`` as the page's ``unpack`` (app/page/assets/embedding.js) gives them,
-    typed arrays as NumPy arrays of the same type."""
+    """The numbers of ``packed`` as the page's ``unpack`` (app/page/web/served/embedding.js)
+    gives them, typed arrays as NumPy arrays of the same type."""
     node = shutil.which("node")
     assert node is not None, "Node.js is needed: scripts/test.sh installs Debian's nodejs"
     message = {
@@ -140,7 +142,7 @@ def unpacked_by_the_page(packed: dict) -> dict:
         },
     }
     result = subprocess.run(
-        [node, "-e", UNPACK_JS, str(EMBEDDING_JS)],
+        [node, "-e", UNPACK_JS, str(WEB / "served" / "embedding.js")],
         input=json.dumps(message),
         capture_output=True,
         text=True,

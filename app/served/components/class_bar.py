@@ -17,10 +17,9 @@ import re
 from typing import Any, ClassVar, Literal
 
 import param
-from panel.custom import JSComponent
 
 from app.compat import CheckedPageChanges
-from app.page import ASSETS
+from app.page.bundle import BundledComponent
 from app.page.views.quiz import TALLY
 
 PRESENTER = "presenter"
@@ -115,7 +114,7 @@ CLASS_BAR_CSS = """
 """The bar's look: an info box (the dark theme's colours come from app/page/theme.py)."""
 
 
-class ClassBar(CheckedPageChanges, JSComponent):
+class ClassBar(CheckedPageChanges, BundledComponent):
     """The class panel (``role="presenter"``) or a student's following bar
     (``role="student"``), drawn by class_bar.js; hidden on a student's page while no class
     is presented."""
@@ -196,7 +195,6 @@ class ClassBar(CheckedPageChanges, JSComponent):
         default=TALLY, doc="Each question's title and choices' labels (quiz.TALLY)."
     )
 
-    _esm = ASSETS / "class_bar.js"
     _stylesheets: ClassVar[list[str]] = [CLASS_BAR_CSS]
 
     def __init__(self, **params: Any) -> None:

@@ -22,12 +22,10 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 import param
-from panel.custom import JSComponent
 
 from app.compat import CheckedPageChanges
-from app.page import ASSETS
+from app.page.bundle import BundledComponent
 from app.page.controls import (
-    CONTROL_DRAWING,
     CSS,
     EXACT_SUFFIX,
     SHARE_KINDS,
@@ -37,7 +35,7 @@ from app.page.controls import (
     widget_spec,
 )
 from app.page.views.disclosure import boxed_disclosure_css
-from app.served.components.framed import ChannelReceiver, channel_script
+from app.served.components.framed import ChannelReceiver, channel_address_parameter
 from app.simulation.spec import nearest_on_grid
 from app.simulation.state import SimulationState
 
@@ -217,7 +215,7 @@ class ControlBinding:
         return (control.name, control.grid[index])
 
 
-class DrawnControls(CheckedPageChanges, ChannelReceiver, JSComponent):
+class DrawnControls(CheckedPageChanges, ChannelReceiver, BundledComponent):
     """The widgets ``names`` and, under a "More controls" button, the widgets ``more``
     (each of :func:`app.page.controls.widget_names`), drawn in the browser and bound to ``state``
     by a :class:`ControlBinding`; with ``share``, the More controls end with Copy link and
@@ -257,19 +255,13 @@ class DrawnControls(CheckedPageChanges, ChannelReceiver, JSComponent):
         doc="The key of the session's own websocket (app/served/channel.py), which moves then go "
         "on while it is open; empty: moves go as the component's messages.",
     )
+    channel_address = channel_address_parameter()
     channel_target = param.String(
         default=CHANNEL_TARGET,
         constant=True,
         doc="The name the session's channel hands this component's moves to.",
     )
 
-    _esm = "\n".join(
-        [
-            channel_script(),
-            CONTROL_DRAWING.read_text(encoding="utf-8"),
-            (ASSETS / "drawn_controls.js").read_text(encoding="utf-8"),
-        ]
-    )
     _stylesheets: ClassVar[list[str]] = [CSS, boxed_disclosure_css()]
 
     def __init__(

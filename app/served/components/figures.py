@@ -1,11 +1,12 @@
-"""The first screen's figures on the served page, drawn in the browser from the session's numbers.
+"""The first screen's figures on the served page, drawn in the browser from the session's
+numbers.
 
 The heatmap, the two histograms and the readouts are the offline page's (app/page/figures.py
-builds them, figures.js draws them): their Bokeh documents are built and serialised once per
-process, and each page embeds its own copy of them. A session then holds two Bokeh models
-for them instead of ~120, builds nothing per student, and after a move sends only the frame
-of numbers that changed (:func:`app.page.frames.numbers_frame`), its images as binary
-float32 buffers.
+builds them, app/page/web/shared/first_screen_figures.js draws them): their Bokeh documents are
+built and serialised once per process, and each page embeds its own copy of them. A session then
+holds two Bokeh models for them instead of ~120, builds nothing per student, and after a move
+sends only the frame of numbers that changed (:func:`app.page.frames.numbers_frame`), its images
+as binary float32 buffers.
 """
 
 from __future__ import annotations
@@ -13,17 +14,15 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import param
 from bokeh.embed import json_item
 from bokeh.models import CustomJS, Model
-from panel.custom import JSComponent
 
-from app.compat import BOKEH_IMAGE_JS, CheckedPageChanges, without_model_definitions
-from app.page import ASSETS
+from app.compat import CheckedPageChanges, without_model_definitions
+from app.page.bundle import BundledComponent
 from app.page.figures import (
     DARK_FIGURE_THEME,
     FIGURE_PARTS,
@@ -34,15 +33,12 @@ from app.page.views.readouts import READOUT_CSS
 from app.served.components.framed import (
     ComposedFrame,
     FramedComponent,
-    channel_script,
+    channel_address_parameter,
     finite_number,
 )
 from app.simulation.model import SimulationModel
 from app.simulation.spec import ROW
 from app.simulation.state import SimulationState
-
-SCRIPTS = ("text.js", "figures.js")
-"""The drawing code the component runs, shared with the offline page (load order)."""
 
 DRAWN_PARTS = frozenset({*FIGURE_PARTS.values(), ROW})
 """The model parts the component draws: the first screen's, and the row the heatmap's
@@ -82,24 +78,9 @@ proportions app.page.views.responsive gives the page's plots); the intro paragra
 the page's text colour."""
 
 
-EMBEDDING_JS = ASSETS / "embedding.js"
-"""What the served page's drawn components share: finding, theming and unpacking."""
-
 CHANNEL_TARGET = "figures"
 """The name the session's channel sends this component's frames to, and takes its picks
 from."""
-
-
-def component_module(scripts: Iterable[Path], own: Path) -> str:
-    """A drawn component's ES module: how an image reaches BokehJS (app/compat.py,
-    ``BOKEH_IMAGE_JS``), the shared drawing ``scripts`` (in load order), the embedding
-    helpers and the channel's page end, then the component's ``own`` code."""
-    shared = [path.read_text(encoding="utf-8") for path in (*scripts, EMBEDDING_JS)]
-    return "\n".join([BOKEH_IMAGE_JS, *shared, channel_script(), own.read_text(encoding="utf-8")])
-
-
-def _module() -> str:
-    return component_module((ASSETS / name for name in SCRIPTS), ASSETS / "drawn_figures.js")
 
 
 def embeddable_item(root: Model) -> dict:
@@ -153,9 +134,9 @@ def _config() -> dict:
     }
 
 
-class DrawnFigures(CheckedPageChanges, FramedComponent, JSComponent):
-    """The heatmap, the histograms and the readouts of one page, drawn in the browser by
-    figures.js from the frames the session sets.
+class DrawnFigures(CheckedPageChanges, FramedComponent, BundledComponent):
+    """The heatmap, the histograms and the readouts of one page, drawn in the browser
+    (app/page/web/served/figures_component.js) from the frames the session sets.
 
     Nothing flows from the page through its properties; a click on the heatmap comes as a
     message and reaches ``on_pick_row`` with the row under it, once checked.
@@ -178,9 +159,9 @@ class DrawnFigures(CheckedPageChanges, FramedComponent, JSComponent):
         doc="The key of the session's own websocket (app/served/channel.py), which frames then "
         "come on; empty: frames come on the frame property only.",
     )
+    channel_address = channel_address_parameter()
 
     channel_target = CHANNEL_TARGET
-    _esm = _module()
     _stylesheets: ClassVar[list[str]] = [LAYOUT_CSS, READOUT_CSS]
 
     def __init__(self, model: SimulationModel, **params: Any) -> None:

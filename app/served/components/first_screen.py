@@ -17,10 +17,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import param
-from panel.custom import Child, JSComponent
+from panel.custom import Child
 
 from app.compat import CheckedPageChanges
-from app.page import ASSETS
+from app.page.bundle import BundledComponent
 from app.page.facts import LESSON_HEADING
 
 GATE_LABEL = "Why the scale matters: collapse curves, one query, the worked example and a quiz"
@@ -91,7 +91,7 @@ that keeps its narrowest width, else above it; the lesson below both, the page's
 width (beside the card it left the card's column empty for thousands of px)."""
 
 
-class FirstScreen(CheckedPageChanges, JSComponent):
+class FirstScreen(CheckedPageChanges, BundledComponent):
     """The first screen around ``classroom``, ``controls``, ``scene``, ``figures``, ``notice``
     and ``lesson``, which the session builds (``scene`` and ``lesson`` when first needed: each
     is then drawn in its place, and nothing else is redrawn).
@@ -124,7 +124,6 @@ class FirstScreen(CheckedPageChanges, JSComponent):
     )
     gate_shown = param.Boolean(default=True, doc="Whether the lesson's gate is on the page.")
 
-    _esm = ASSETS / "first_screen.js"
     # The page puts each child in its box as it arrives (first_screen.js): a lesson added
     # does not tear down and rebuild the figures above it (Panel's JSComponent render
     # policy, holoviz/panel#8285).

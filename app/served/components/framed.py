@@ -3,7 +3,6 @@ sent packed, and the one check a page's number passes before it reaches the stat
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -12,23 +11,24 @@ from typing import Any
 import param
 
 from app.compat import write_to_rendered_models
-from app.page import ASSETS
 from app.page.frames import numbers_frame, packed_frame
 from app.served.channel import SessionChannel, frame_message
 from app.served.channel_address import CHANNEL_KEY, CHANNEL_NAME
 from app.simulation.model import SimulationModel
 
-CHANNEL_JS = ASSETS / "channel.js"
-"""The page's end of the session's own websocket (app/served/channel.py), shared by the drawn
-components that send or receive on it."""
+CHANNEL_ADDRESS = {"name": CHANNEL_NAME, "key": CHANNEL_KEY}
+"""Where the page finds the session's channel (app/served/channel_address.py), as
+app/page/web/served/channel.js reads it."""
 
 
-def channel_script() -> str:
-    """The page's end of the session's channel, after the channel's address as data
-    (app/served/channel_address.py: ``SDPA_CHANNEL_ADDRESS``, its name and key argument)."""
-    address = {"name": CHANNEL_NAME, "key": CHANNEL_KEY}
-    return f"const SDPA_CHANNEL_ADDRESS = {json.dumps(address)};\n" + CHANNEL_JS.read_text(
-        encoding="utf-8"
+def channel_address_parameter() -> param.Dict:
+    """The ``channel_address`` parameter of a component whose page opens the session's
+    channel: :data:`CHANNEL_ADDRESS`, the same on every page."""
+    return param.Dict(
+        default=CHANNEL_ADDRESS,
+        constant=True,
+        doc="Where the page finds the session's own websocket: its name beside the page's and "
+        "the query argument its key goes in (app/served/channel_address.py).",
     )
 
 

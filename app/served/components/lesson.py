@@ -19,11 +19,9 @@ from typing import Any, ClassVar, Literal
 
 import panel as pn
 import param
-from panel.custom import JSComponent
 
 from app.compat import CheckedPageChanges
-from app.page import ASSETS
-from app.page.controls import CONTROL_DRAWING
+from app.page.bundle import BundledComponent
 from app.page.figures import DARK_FIGURE_THEME
 from app.page.lesson import (
     FIGURES_SLOT,
@@ -55,8 +53,12 @@ from app.served.components.assumptions import (
     assumptions_markup,
     section_stylesheet,
 )
-from app.served.components.figures import component_module, embeddable_item
-from app.served.components.framed import FramedComponent, finite_number
+from app.served.components.figures import embeddable_item
+from app.served.components.framed import (
+    FramedComponent,
+    channel_address_parameter,
+    finite_number,
+)
 from app.served.components.lazy_section import LazySection, lazy_markup
 from app.served.components.training import BUTTONS_CSS, training_markup
 from app.served.ticks import once_page_loaded
@@ -65,9 +67,6 @@ from app.simulation.parts import OUTPUT_DIM
 from app.simulation.query import query_spec
 from app.simulation.spec import OUTPUT, ROW, ROW_BOUNDS
 from app.simulation.state import SimulationState
-
-SCRIPTS = ("kernel.js", "text.js", "query.js", "lesson.js", "lesson_drawing.js", "figures.js")
-"""The drawing code the component runs, shared with the offline page (load order)."""
 
 Section = Literal["faq", "collapse", "why", "worked", "quiz"]
 """The sections a component can draw: the FAQ, the collapse curves, the row comparison
@@ -223,13 +222,13 @@ def lesson_markup(sections: tuple[Section, ...], lazy: tuple[tuple[str, str, str
     return "".join(markup((name,)) + "".join(after[name]) for name in sections) + "".join(last)
 
 
-class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
-    """Lesson sections drawn in the browser by lesson_drawing.js, in the order given: the FAQ, the
-    collapse curves, the row comparison with the output, the worked example, the quiz; between them,
-    the buttons of the sections opened apart
-    (:class:`app.served.components.lazy_section.LazySection`: training, assumptions), whose markup
-    is in their boxes from the start and whose session side is built when first opened; it sends
-    them what they draw (:meth:`show_training`, :meth:`show_assumptions`).
+class DrawnLesson(CheckedPageChanges, FramedComponent, BundledComponent):
+    """Lesson sections drawn in the browser (app/page/web/served/lesson_component.js), in the
+    order given: the FAQ, the collapse curves, the row comparison with the output, the worked
+    example, the quiz; between them, the buttons of the sections opened apart
+    (:class:`app.served.components.lazy_section.LazySection`: training, assumptions), whose
+    markup is in their boxes from the start and whose session side is built when first opened;
+    it sends them what they draw (:meth:`show_training`, :meth:`show_assumptions`).
 
     Only ``opened`` flows from the page (the lazy sections open there, a list of their
     names): the worked example's switch and the quiz's answers stay on the page. The row
@@ -287,10 +286,8 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, JSComponent):
         doc="The name the session's channel sends this component's frames and views to, and "
         "takes its row box's messages from.",
     )
+    channel_address = channel_address_parameter()
 
-    _esm = component_module(
-        [*(ASSETS / name for name in SCRIPTS), CONTROL_DRAWING], ASSETS / "drawn_lesson.js"
-    )
     _stylesheets: ClassVar[list[str]] = [
         LESSON_FONT_CSS,
         lesson_css(),

@@ -135,7 +135,10 @@ export function render({ model, el }) {
   const page = document.createElement(model.embed ? "main" : "div");
   page.className = "sdpa-first-screen";
   if (model.embed) page.append(hiddenHeading(1, model.texts.title));
-  page.append(childBox(model, "classroom", "sdpa-class-box"), childBox(model, "notice", "sdpa-notice"));
+  page.append(
+    childBox(model, "classroom", "sdpa-class-box"),
+    childBox(model, "notice", "sdpa-notice"),
+  );
 
   const card = document.createElement("div");
   card.className = "sdpa-sidebar controls";
@@ -143,7 +146,10 @@ export function render({ model, el }) {
 
   const main = document.createElement("div");
   main.className = "sdpa-main";
-  main.append(childBox(model, "scene", "sdpa-scene"), childBox(model, "figures", "sdpa-figures-box"));
+  main.append(
+    childBox(model, "scene", "sdpa-scene"),
+    childBox(model, "figures", "sdpa-figures-box"),
+  );
   // Above the gate: the lesson's sections replace the gate, under this heading.
   main.append(hiddenHeading(2, model.texts.lesson), lessonGate(model));
 

@@ -8,7 +8,7 @@
  * The models a drawing code draws, by its names: `ids` maps each name to a model's id (or
  * a list of ids) in the documents whose root views `managers` (embed_item's) hold.
  */
-function figureModels(managers, ids) {
+export function figureModels(managers, ids) {
   const documents = managers.flatMap((manager) => [...manager].map((view) => view.model.document));
   const find = (id) => {
     for (const doc of documents) {
@@ -48,7 +48,7 @@ function applyTheme(models, theme, dark, originals) {
  * Theme the documents whose root views `managers` hold with `theme` (by model type)
  * while the component's `model.dark` is set, now and whenever it changes.
  */
-function followTheme(managers, theme, model) {
+export function followTheme(managers, theme, model) {
   const themed = documentModels(managers);
   const originals = new Map();
   const show = () => applyTheme(themed, theme, model.dark, originals);
@@ -92,7 +92,7 @@ function decodedWeights(codes, code) {
  * number `name` spells (NaN, Infinity, -Infinity). A frame without `text` is returned as
  * it is.
  */
-function unpack(frame) {
+export function unpack(frame) {
   if (!frame || typeof frame.text !== "string") return frame;
   const packed = frame.packed ?? {};
   const view = ({ packed: dtype, start, length }) => {
@@ -108,7 +108,7 @@ function unpack(frame) {
     return null;
   };
   // The same exact key sets as unpacked_frame's in Python: any other object is data.
-  const restore = (key, value) => {
+  const restore = (_key, value) => {
     if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
     const keys = Object.keys(value).length;
     const array = arrayAt(value, keys);

@@ -6,11 +6,17 @@
  * channel. embedding.js and channel.js come before this code (figureModels, followTheme,
  * unpack, SdpaChannel).
  */
-const LessonDrawing = globalThis.SdpaLessonDrawing;
-const Kernel = globalThis.SdpaKernel;
+
+import * as SdpaControlDrawing from "../shared/control_widgets.js";
+import * as Figures from "../shared/first_screen_figures.js";
+import * as Kernel from "../shared/kernel.js";
+import * as LessonDrawing from "../shared/lesson_figures.js";
+import * as Text from "../shared/text.js";
+import * as SdpaChannel from "./channel.js";
+import { figureModels, followTheme, unpack } from "./embedding.js";
 
 /** Each page's row box → its component's message (the box's callback's hook). */
-const ROW_INPUTS = (globalThis.SdpaServedRowInputs ??= new Map());
+const ROW_INPUTS = new Map();
 
 /**
  * Runs the jobs given to it once the page's next frame has been painted (a message posted
@@ -47,7 +53,7 @@ export function render({ model, el }) {
   const key = model.channel_key;
   const target = model.channel_target;
   // Opened at once (the first screen's components have opened it already, if any).
-  SdpaChannel.open(key);
+  SdpaChannel.open(key, model.channel_address);
   /** What comes on the session's channel for this component, once it can draw it. */
   const handlers = {};
   const afterPaint = afterNextPaint();
@@ -58,7 +64,8 @@ export function render({ model, el }) {
   el.append(box);
   /** What tests read: the models once embedded, the views and frames drawn. */
   const record = { models: null, views: 0, frames: 0, sequence: 0 };
-  (globalThis.SdpaDrawnLessons ??= []).push(record);
+  globalThis.SdpaDrawnLessons ??= [];
+  globalThis.SdpaDrawnLessons.push(record);
 
   if (box.querySelector("#sdpa-worked-switch")) LessonDrawing.listenToWorkedSwitch(box);
   if (box.querySelector("#sdpa-quiz")) {
@@ -80,16 +87,22 @@ export function render({ model, el }) {
   }
   const assumptionsBox = box.querySelector(".sdpa-drawn-assumptions");
   const assumptions = assumptionsBox
-    ? new ServedAssumptions(model, assumptionsBox, config.assumptions, config.dark_theme, (message) => {
-        const sent = { assumptions: message };
-        if (!SdpaChannel.send(key, target, sent)) model.send_msg(sent);
-      })
+    ? new ServedAssumptions(
+        model,
+        assumptionsBox,
+        config.assumptions,
+        config.dark_theme,
+        (message) => {
+          const sent = { assumptions: message };
+          if (!SdpaChannel.send(key, target, sent)) model.send_msg(sent);
+        },
+      )
     : null;
   record.assumptions = assumptions?.record ?? null;
   if (assumptions) {
     // Without the channel, what the session sends the section comes as messages.
     model.on("msg:custom", (message) => {
-      if (message && message.assumptions) assumptions.take(message.assumptions);
+      if (message?.assumptions) assumptions.take(message.assumptions);
     });
   }
   /** What comes on the channel as values: the collapse curves' view, the sections'. */
@@ -103,7 +116,7 @@ export function render({ model, el }) {
   let drawRows = null;
   const drawFrame = (sent = model.frame) => {
     const frame = unpack(sent);
-    if (!frame || !frame.parts || frame.sequence <= record.sequence) return;
+    if (!frame?.parts || frame.sequence <= record.sequence) return;
     drawRows?.(frame);
     assumptions?.drawFrame(frame);
     record.frames += 1;
@@ -158,7 +171,8 @@ export function render({ model, el }) {
       globalThis[config.row_input_hook] ??= (input) => ROW_INPUTS.get(input)?.(input.value);
       ROW_INPUTS.set(models.row_input, (value) => {
         if (typeof value !== "number" || !Number.isFinite(value)) return;
-        if (!SdpaChannel.send(key, target, { row_input: value })) model.send_msg({ row_input: value });
+        if (!SdpaChannel.send(key, target, { row_input: value }))
+          model.send_msg({ row_input: value });
       });
       model.on("remove", () => ROW_INPUTS.delete(models.row_input));
     }
@@ -359,13 +373,13 @@ class ServedAssumptions {
 
   /** The scaled histogram again, with its words, as the first screen draws it. */
   drawHistogram(frame) {
-    const texts = globalThis.SdpaText;
+    const texts = Text;
     const histogram = this.config.histogram;
     const { raw, scaled } = frame.numbers[this.config.part];
     const state = frame.state;
     const law = texts.lawOf(state);
     const titles = texts.histogramTitles(histogram.texts, state.d_k, raw, scaled, law);
-    globalThis.SdpaFigures.drawHistogram(
+    Figures.drawHistogram(
       this.models,
       histogram.which,
       scaled,

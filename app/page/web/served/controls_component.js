@@ -6,6 +6,8 @@
  * while it is open, else as a component message; `values` holds the state's values the page
  * starts from, and later ones come as messages.
  */
+import * as SdpaControlDrawing from "../shared/control_widgets.js";
+import * as SdpaChannel from "./channel.js";
 
 /** A grid of the widgets `specs`, each drawn and kept in `shown` by name. */
 function controlsGrid(specs, send, shown) {
@@ -97,7 +99,7 @@ function moreButton(label, section, openFrom) {
 
 export function render({ model, el }) {
   const key = model.channel_key;
-  SdpaChannel.open(key);
+  SdpaChannel.open(key, model.channel_address);
   const shown = {};
   const positions = Object.fromEntries(
     [...model.controls, ...model.more].map((spec) => [spec.name, spec.positions]),
@@ -134,13 +136,13 @@ export function render({ model, el }) {
   // link), as a message: a plain move gets no answer that could pull the slider back from
   // under the student's hand. A share request is answered with the text to copy.
   model.on("msg:custom", (message) => {
-    if (message && message.values) showValues(message.values);
+    if (message?.values) showValues(message.values);
     if (message && typeof message.shared === "string") share?.show(message.shared);
   });
   // The same answers, on the session's channel while the page holds it.
   SdpaChannel.listen(key, model.channel_target, {
     values: (message) => {
-      if (message && message.values) showValues(message.values);
+      if (message?.values) showValues(message.values);
     },
   });
   model.on("remove", () => SdpaChannel.forget(key, model.channel_target));

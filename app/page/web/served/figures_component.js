@@ -1,4 +1,3 @@
-
 /*
  * The served page's first-screen figures (app/served/components/figures.py): embed the figures'
  * Bokeh items once, then draw every frame the session sets with figures.js, as the
@@ -6,16 +5,18 @@
  * or on the session's own channel. embedding.js and channel.js come before this code
  * (figureModels, followTheme, unpack, SdpaChannel).
  */
-const F = globalThis.SdpaFigures;
+import * as F from "../shared/first_screen_figures.js";
+import * as SdpaChannel from "./channel.js";
+import { figureModels, followTheme, unpack } from "./embedding.js";
 
 /** Each page's heatmap figure → its component's pick (the tap callback's hook). */
-const PICKS = (globalThis.SdpaServedPicks ??= new Map());
+const PICKS = new Map();
 
 export function render({ model, el }) {
   const config = model.config;
   const key = model.channel_key;
   // Opened at once: the frames that come before the figures are embedded wait for them.
-  SdpaChannel.open(key);
+  SdpaChannel.open(key, model.channel_address);
   const box = document.createElement("div");
   box.className = "sdpa-figures";
   const plots = document.createElement("div");
@@ -45,10 +46,11 @@ export function render({ model, el }) {
    * sequence of the last, the session's channel key, and the callbacks that hear of each
    * frame received by either websocket (SdpaDrawnFigures holds one record per component). */
   const record = { models: null, frames: 0, sequence: 0, channel: key, listeners: [] };
-  (globalThis.SdpaDrawnFigures ??= []).push(record);
+  globalThis.SdpaDrawnFigures ??= [];
+  globalThis.SdpaDrawnFigures.push(record);
 
   function draw(frame, atOnce) {
-    if (!frame || !frame.parts) {
+    if (!frame?.parts) {
       return;
     }
     for (const listener of record.listeners) listener(frame);

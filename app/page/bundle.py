@@ -1,0 +1,46 @@
+"""The browser code's built bundles (app/page/dist/, built from app/page/web/ by
+``node scripts/build_web.mjs``) and the base class of the served page's components.
+
+The served components load one ES module, Panel's compiled-bundle format (a component's
+documented ``_bundle``): Panel serves it at ``/components/…`` as a file, so a page's document
+names it instead of carrying the code, and a browser fetches it once. Its name carries the hash
+of its content, so it may be cached for good. The offline file inlines the other bundle, built
+from the same modules.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from panel.custom import JSComponent
+
+WEB = Path(__file__).with_name("web")
+"""The browser code's sources: ES modules, in shared/ (both pages), served/ and offline/."""
+
+DIST = Path(__file__).with_name("dist")
+"""The committed bundles: what app/page/web/ builds (CI rebuilds and compares)."""
+
+SERVED_BUNDLE_GLOB = "served-*.js"
+"""The served bundle's name, its content hash in place of the star."""
+
+
+def served_bundle() -> Path:
+    """The served page's bundle: the one file in :data:`DIST` its build named."""
+    found = sorted(DIST.glob(SERVED_BUNDLE_GLOB))
+    if len(found) != 1:
+        raise RuntimeError(
+            f"expected one {SERVED_BUNDLE_GLOB} in {DIST}, found {[path.name for path in found]}: "
+            "run `node scripts/build_web.mjs`"
+        )
+    return found[0]
+
+
+OFFLINE_BUNDLE = DIST / "offline.js"
+"""The offline file's page, a classic script it inlines."""
+
+
+class BundledComponent(JSComponent):
+    """A served component whose browser code is its class's name in the served bundle
+    (app/page/web/served/index.js exports each by that name)."""
+
+    _bundle = served_bundle()
