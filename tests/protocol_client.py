@@ -48,14 +48,15 @@ components/figures.py, ``DrawnFigures.frame``): a frame of numbers (app/page/fra
 histograms are not models of the session's document: the page embeds them in documents of
 its own and draws every frame into them."""
 
-FIGURES_ATTRIBUTE = "figures"
-"""The other property that marks the figures' data model (the figures' Bokeh JSON items):
-the model has both, whatever the type name Panel generates for it (``DrawnFigures1``…)."""
+FIGURES_ATTRIBUTE = "shared"
+"""The other property that marks the figures' data model (the address of its page data,
+app/served/page_data.py): the model has both, whatever the type name Panel generates for it
+(``DrawnFigures1``…)."""
 
-LESSON_MARKUP_ATTRIBUTE = "html"
+LESSON_MARKUP_ATTRIBUTE = "opened"
 """The property of the drawn lesson's data model (app/served/components/lesson.py,
-``DrawnLesson.html``, never empty): the lesson's component, which draws the row comparison,
-has a ``frame`` and ``figures`` too, and is told apart by it."""
+``DrawnLesson.opened``): the lesson's component, which draws the row comparison, has a
+``frame`` and page data too, and is told apart by it."""
 
 CHANNEL_KEY_ATTRIBUTE = "channel_key"
 """The figures' data model property holding the key of the session's own websocket

@@ -193,11 +193,13 @@ def check_port(options: argparse.Namespace) -> None:
 
 def app_arguments() -> list[str]:
     """The ``panel serve`` options that say what is served besides the app (its index, the
-    project's static files, the session's own channel: app/served/channel.py), how large a
-    client's websocket message may be and that the websocket is compressed."""
+    project's static files, the session's own channel: app/served/channel.py, the pages' shared
+    data: app/served/page_data.py), how large a client's websocket message may be and that the
+    websocket is compressed."""
     from app.served.channel import enable as enable_channel
+    from app.served.page_data import enable as enable_page_data
 
-    arguments = ["--index", "main", *enable_channel()]
+    arguments = ["--index", "main", *enable_channel(), *enable_page_data()]
     arguments += ["--websocket-max-message-size", str(WEBSOCKET_MAX_MESSAGE_BYTES)]
     arguments += ["--websocket-compression-level", str(WEBSOCKET_COMPRESSION_LEVEL)]
     if STATIC_DIR.is_dir():

@@ -55,6 +55,10 @@ KNOWN_HANDLERS: Mapping[str, str] = {
     "app.served.channel.ChannelHandler": (
         "the session's own websocket: a signed session key, its origin and every message checked"
     ),
+    "app.served.page_data.PageDataHandler": (
+        "data the process published, by a 32-hex-digit digest the route's pattern checks; "
+        "any other digest is a 404"
+    ),
     "panel.io.server.RootHandler": "redirects / to the app's page; no path arguments",
     "bokeh.server.views.multi_root_static_handler.MultiRootStaticHandler": (
         "extensions' files (Panel's dist): a fixed table of folders, paths kept inside them"

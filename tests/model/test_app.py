@@ -476,8 +476,7 @@ def test_no_renderer_carries_unused_glyph_copies() -> None:
     document = Document()
     document.add_root(app.page.get_root(document))
     assert not [model for model in document.models if isinstance(model, GlyphRenderer)]
-    items = [json.loads(app.figures.figures)]
-    items += [json.loads(app.lesson.drawn.figures)]
+    items = [app.figures.page_data(), app.lesson.drawn.page_data()]
     renderers = list(_renderers(items))
     assert len(renderers) >= 20
     for renderer in renderers:

@@ -12,7 +12,6 @@ as binary float32 buffers.
 from __future__ import annotations
 
 import functools
-import json
 import math
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -36,6 +35,7 @@ from app.served.components.framed import (
     channel_address_parameter,
     finite_number,
 )
+from app.served.page_data import SharedData, canonical_ids
 from app.simulation.model import SimulationModel
 from app.simulation.spec import ROW
 from app.simulation.state import SimulationState
@@ -93,7 +93,7 @@ def embeddable_item(root: Model) -> dict:
 
 
 @functools.cache
-def figure_items() -> str:
+def figure_items() -> dict[str, Any]:
     """The first screen's figures as Bokeh JSON items (``items``: ``heatmap``,
     ``histograms``) with the ids of the models figures.js draws (``models``, by its names),
     built and serialised once per process from the default state; the page's first frame
@@ -120,7 +120,14 @@ def figure_items() -> str:
         name: [one.id for one in model] if isinstance(model, list) else model.id
         for name, model in drawn.items()
     }
-    return json.dumps({"items": items, "models": ids}, separators=(",", ":"))
+    return {"items": items, "models": ids}
+
+
+def figures_payload() -> dict[str, Any]:
+    """What every page's figures are drawn from (:class:`app.served.page_data.SharedData`):
+    the items (:func:`figure_items`) and the drawing config, their model ids the same in
+    every process."""
+    return canonical_ids({**figure_items(), "config": _config()}, "sdpa-figures-")
 
 
 @functools.cache
@@ -134,7 +141,7 @@ def _config() -> dict:
     }
 
 
-class DrawnFigures(CheckedPageChanges, FramedComponent, BundledComponent):
+class DrawnFigures(CheckedPageChanges, SharedData, FramedComponent, BundledComponent):
     """The heatmap, the histograms and the readouts of one page, drawn in the browser
     (app/page/web/served/figures_component.js) from the frames the session sets.
 
@@ -144,10 +151,6 @@ class DrawnFigures(CheckedPageChanges, FramedComponent, BundledComponent):
 
     page_properties = ()
 
-    figures = param.String(
-        default="", doc="The figures' Bokeh JSON items, built once per process (figure_items)."
-    )
-    config = param.Dict(default={}, doc="What figures.js reads (app.page.figures.figures_config).")
     frame = param.Dict(
         default={},
         doc="The newest numbers to draw: a frame of app.page.frames.numbers_frame (the page "
@@ -167,12 +170,8 @@ class DrawnFigures(CheckedPageChanges, FramedComponent, BundledComponent):
     def __init__(self, model: SimulationModel, **params: Any) -> None:
         self.on_pick_row: Callable[[int], None] | None = None
         """Called with the query row a click on the heatmap picked."""
-        super().__init__(
-            figures=figure_items(),
-            config=_config(),
-            frame=self.next_frame(model, DRAWN_PARTS),
-            **params,
-        )
+        super().__init__(frame=self.next_frame(model, DRAWN_PARTS), **params)
+        self.share("figures", figures_payload)
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Send the numbers of the drawn parts among ``parts`` (what the model recomputed)."""
@@ -190,7 +189,10 @@ class DrawnFigures(CheckedPageChanges, FramedComponent, BundledComponent):
 
     def take_message(self, msg: Any) -> None:
         """Handle a message from the page (over Bokeh's websocket or the session's own):
-        ``{"row": y}``, a click on the heatmap at height ``y``."""
+        ``{"row": y}``, a click on the heatmap at height ``y``; ``{"page_data": "inline"}``
+        (:meth:`SharedData.take_shared_request`)."""
+        if self.take_shared_request(msg):
+            return
         # The page's message is untrusted: an int of any size is a row (past the matrix,
         # picking nothing), a float only when finite.
         y = finite_number(msg.get("row") if isinstance(msg, dict) else None)

@@ -12,7 +12,6 @@ the first screen's frame format, binary); the quiz is graded on the page, as in 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -61,6 +60,7 @@ from app.served.components.framed import (
 )
 from app.served.components.lazy_section import LazySection, lazy_markup
 from app.served.components.training import BUTTONS_CSS, training_markup
+from app.served.page_data import SharedData, canonical_ids
 from app.served.ticks import once_page_loaded
 from app.simulation.model import HISTOGRAMS, SimulationModel
 from app.simulation.parts import OUTPUT_DIM
@@ -157,15 +157,36 @@ FIGURES: dict[str, Callable[[], SectionFigures]] = {
 
 
 @functools.cache
-def figure_items(sections: tuple[Section, ...]) -> str:
-    """The figures of ``sections`` as JSON for the page: their items in the order of the
-    cells :func:`markup` gives them, and the ids of every model the page draws, by name."""
+def figure_items(sections: tuple[Section, ...]) -> dict[str, Any] | None:
+    """The figures of ``sections`` for the page: their items in the order of the cells
+    :func:`markup` gives them, and the ids of every model the page draws, by name; None when
+    the sections have no figures."""
     built = [FIGURES[name]() for name in sections if name in FIGURES]
     if not built:
-        return ""
+        return None
     items = [item for figures in built for item in figures.items]
     models = {name: one for figures in built for name, one in figures.models.items()}
-    return json.dumps({"items": items, "models": models}, separators=(",", ":"))
+    return {"items": items, "models": models}
+
+
+def lesson_payload(
+    sections: tuple[Section, ...],
+    placed: tuple[tuple[str, str, str], ...],
+    assumptions: bool,
+) -> dict[str, Any]:
+    """What a page's lesson of ``sections`` is drawn from, the same for every student
+    (:class:`app.served.page_data.SharedData`): its markup with the lazy sections ``placed``,
+    its figures (:func:`figure_items`) and the drawing config (the assumptions section's
+    too when it has one), their model ids the same in every process."""
+    config = lesson_config(sections)
+    if assumptions:
+        config = {**config, "assumptions": assumptions_config()}
+    payload = {
+        "html": lesson_markup(sections, placed),
+        "figures": figure_items(sections),
+        "config": config,
+    }
+    return canonical_ids(payload, "sdpa-lesson-")
 
 
 @functools.cache
@@ -222,7 +243,7 @@ def lesson_markup(sections: tuple[Section, ...], lazy: tuple[tuple[str, str, str
     return "".join(markup((name,)) + "".join(after[name]) for name in sections) + "".join(last)
 
 
-class DrawnLesson(CheckedPageChanges, FramedComponent, BundledComponent):
+class DrawnLesson(CheckedPageChanges, SharedData, FramedComponent, BundledComponent):
     """Lesson sections drawn in the browser (app/page/web/served/lesson_component.js), in the
     order given: the FAQ, the collapse curves, the row comparison with the output, the worked
     example, the quiz; between them, the buttons of the sections opened apart
@@ -237,13 +258,6 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, BundledComponent):
 
     page_properties = ("opened",)
 
-    html = param.String(default="", doc="The sections' markup, built once per process (markup).")
-    figures = param.String(
-        default="",
-        doc="The sections' figures as Bokeh JSON items and the ids of the models drawn, built "
-        "once per process (figure_items); empty when the sections have no figures.",
-    )
-    config = param.Dict(default={}, doc="What lesson_drawing.js reads: each section's data.")
     view = param.Dict(
         default={},
         doc="The state the collapse curves show: d_k, scaled and temperature (empty when the "
@@ -323,16 +337,15 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, BundledComponent):
         self.lazy_sections = tuple(lazy.values())
         """The sections built when first opened, in page order."""
         placed = tuple((key, section.name, section.title) for key, section in lazy.items())
-        config = lesson_config(sections)
-        if any(section.name == "assumptions" for section in self.lazy_sections):
-            config = {**config, "assumptions": assumptions_config()}
+        assumptions = any(section.name == "assumptions" for section in self.lazy_sections)
         super().__init__(
-            html=lesson_markup(sections, placed),
-            figures=figure_items(sections),
-            config=config,
             view=view_of(model.state) if self._shows_view else {},
             frame=self.next_frame(model, self._parts) if self._parts else {},
             **params,
+        )
+        self.share(
+            ("lesson", sections, placed, assumptions),
+            functools.partial(lesson_payload, sections, placed, assumptions),
         )
         if self.lazy_sections:
             self.param.watch(self._opened_changed, "opened")
@@ -409,7 +422,10 @@ class DrawnLesson(CheckedPageChanges, FramedComponent, BundledComponent):
         ``{"training": "stop"}``, a press on the training section's button;
         ``{"assumptions": message}``, one for the assumptions section (a control's move, a
         download asked for), once it is built; ``{"quiz": {"question", "answer"}}``, an
-        answer the page checked (to ``on_quiz_answer``, untrusted)."""
+        answer the page checked (to ``on_quiz_answer``, untrusted); ``{"page_data": "inline"}``
+        (:meth:`SharedData.take_shared_request`)."""
+        if self.take_shared_request(msg):
+            return
         if isinstance(msg, dict) and "training" in msg:
             self._press_training(msg["training"])
             return

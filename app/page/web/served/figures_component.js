@@ -8,12 +8,12 @@
 import * as F from "../shared/first_screen_figures.js";
 import * as SdpaChannel from "./channel.js";
 import { figureModels, followTheme, unpack } from "./embedding.js";
+import { pageData } from "./page_data.js";
 
 /** Each page's heatmap figure → its component's pick (the tap callback's hook). */
 const PICKS = new Map();
 
 export function render({ model, el }) {
-  const config = model.config;
   const key = model.channel_key;
   // Opened at once: the frames that come before the figures are embedded wait for them.
   SdpaChannel.open(key, model.channel_address);
@@ -31,11 +31,12 @@ export function render({ model, el }) {
   // The paragraph under the plots: the spec's text, escaped in Python (views.intro_html).
   const intro = document.createElement("p");
   intro.className = "sdpa-intro";
-  intro.innerHTML = config.intro_html;
   box.append(plots, readouts, intro);
   el.append(box);
 
   const store = new F.FrameStore();
+  /** The page data's drawing config (app.page.figures.figures_config), once it is here. */
+  let config = null;
   let figures = null;
   let histogramsScheduled = false;
   /** Whether a frame received carried histograms not drawn yet. */
@@ -91,29 +92,33 @@ export function render({ model, el }) {
     });
   }
 
-  const { items, models: ids } = JSON.parse(model.figures);
   const embed = (item, target) => globalThis.Bokeh.embed.embed_item(item, target);
-  Promise.all([embed(items.heatmap, heatmapBox), embed(items.histograms, histogramsBox)]).then(
-    (managers) => {
-      const models = figureModels(managers, ids);
-      followTheme(managers, config.dark_theme, model);
-      figures = new F.FirstScreenFigures(models, config, readouts);
-      globalThis[config.tap_hook] ??= (figure, y) => PICKS.get(figure)?.(y);
-      PICKS.set(models.heatmap, (y) => {
-        if (!SdpaChannel.send(key, config.channel_target, { row: y })) model.send_msg({ row: y });
-      });
-      record.models = models;
-      draw(unpack(model.frame), true);
-      model.on("frame", () => draw(unpack(model.frame), false));
-      SdpaChannel.listen(key, config.channel_target, {
-        frame: (frame) => draw(unpack(frame), false),
-      });
-      model.on("remove", () => {
-        SdpaChannel.forget(key, config.channel_target);
-        PICKS.delete(models.heatmap);
-        const records = globalThis.SdpaDrawnFigures;
-        records.splice(records.indexOf(record), 1);
-      });
-    },
-  );
+  pageData(model).then(async (data) => {
+    config = data.config;
+    intro.innerHTML = config.intro_html;
+    const { items, models: ids } = data;
+    const managers = await Promise.all([
+      embed(items.heatmap, heatmapBox),
+      embed(items.histograms, histogramsBox),
+    ]);
+    const models = figureModels(managers, ids);
+    followTheme(managers, config.dark_theme, model);
+    figures = new F.FirstScreenFigures(models, config, readouts);
+    globalThis[config.tap_hook] ??= (figure, y) => PICKS.get(figure)?.(y);
+    PICKS.set(models.heatmap, (y) => {
+      if (!SdpaChannel.send(key, config.channel_target, { row: y })) model.send_msg({ row: y });
+    });
+    record.models = models;
+    draw(unpack(model.frame), true);
+    model.on("frame", () => draw(unpack(model.frame), false));
+    SdpaChannel.listen(key, config.channel_target, {
+      frame: (frame) => draw(unpack(frame), false),
+    });
+    model.on("remove", () => {
+      SdpaChannel.forget(key, config.channel_target);
+      PICKS.delete(models.heatmap);
+      const records = globalThis.SdpaDrawnFigures;
+      records.splice(records.indexOf(record), 1);
+    });
+  });
 }

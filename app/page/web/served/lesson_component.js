@@ -14,6 +14,7 @@ import * as LessonDrawing from "../shared/lesson_figures.js";
 import * as Text from "../shared/text.js";
 import * as SdpaChannel from "./channel.js";
 import { figureModels, followTheme, unpack } from "./embedding.js";
+import { pageData } from "./page_data.js";
 
 /** Each page's row box → its component's message (the box's callback's hook). */
 const ROW_INPUTS = new Map();
@@ -49,7 +50,13 @@ function afterNextPaint() {
 }
 
 export function render({ model, el }) {
-  const config = model.config;
+  // The sections' markup, figures and config are the same for every student: page data.
+  pageData(model).then((data) => drawLesson(model, el, data));
+}
+
+/** Draw the lesson of `model` into `el` from its page data (`html`, `figures`, `config`). */
+function drawLesson(model, el, data) {
+  const config = data.config;
   const key = model.channel_key;
   const target = model.channel_target;
   // Opened at once (the first screen's components have opened it already, if any).
@@ -60,7 +67,7 @@ export function render({ model, el }) {
   const box = document.createElement("div");
   box.className = "sdpa-drawn-lesson";
   // Trusted markup, built once per process by app/page/lesson.py.
-  box.innerHTML = model.html;
+  box.innerHTML = data.html;
   el.append(box);
   /** What tests read: the models once embedded, the views and frames drawn. */
   const record = { models: null, views: 0, frames: 0, sequence: 0 };
@@ -129,13 +136,13 @@ export function render({ model, el }) {
     SdpaChannel.listen(key, target, handlers);
     model.on("remove", () => SdpaChannel.forget(key, target));
   };
-  if (!model.figures) {
+  if (!data.figures) {
     listen();
     model.on("remove", () => forget(record));
     return;
   }
 
-  const { items, models: ids } = JSON.parse(model.figures);
+  const { items, models: ids } = data.figures;
   const cells = [...box.querySelectorAll(".sdpa-figure-cell")];
   const embed = (item, i) => globalThis.Bokeh.embed.embed_item(item, cells[i]);
   Promise.all(items.map(embed)).then((managers) => {
