@@ -151,7 +151,7 @@ def _show_through_one_column(heatmap: HeatmapView, view: str) -> None:
     """
     data = heatmap.source.data
     data[SHOWN_COLUMN] = data[VIEW_COLUMNS[view]]
-    # The served view has one renderer per column; the page keeps one, drawing the shown one.
+    # The view has one renderer per column; the page keeps one, drawing the shown one.
     shown, *others = heatmap.renderers.values()
     shown.update(visible=True, name="heatmap_image")
     for renderer in others:
