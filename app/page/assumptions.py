@@ -114,8 +114,8 @@ def section_histogram(model: SimulationModel) -> tuple[dict[str, Model], dict[st
     controller.js (its figure, bars, curve and curve legend entry, by the names figures.js
     draws a histogram into), its y range one the page sets as the first screen's are, at
     the served section's height."""
-    view = HistogramView(HISTOGRAM_NAME, model.scaled_histogram, "q·k / √d_k")
-    view.show(model.scaled_histogram, *histogram_words(model)["scaled"])
+    words = histogram_words(model)["scaled"]
+    view = HistogramView(HISTOGRAM_NAME, model.scaled_histogram, "q·k / √d_k", *words)
     _fixed_y_range(view)
     prefix = HISTOGRAM_NAME.removesuffix("_histogram")
     models: dict[str, Model] = {

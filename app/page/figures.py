@@ -151,7 +151,7 @@ def _show_through_one_column(heatmap: HeatmapView, view: str) -> None:
     """
     data = heatmap.source.data
     data[SHOWN_COLUMN] = data[VIEW_COLUMNS[view]]
-    # The served view has one renderer per column; the page keeps one, drawing the shown one.
+    # The view has one renderer per column; the page keeps one, drawing the shown one.
     shown, *others = heatmap.renderers.values()
     shown.update(visible=True, name="heatmap_image")
     for renderer in others:
@@ -196,7 +196,7 @@ def _detach_overflow_legend(heatmap: HeatmapView) -> list[Model]:
     paint (docs/performance.md).
     """
     legend = heatmap.overflow_legend
-    assert legend is not None and not legend.visible
+    assert not legend.visible
     heatmap.figure.below = [item for item in heatmap.figure.below if item is not legend]
     keys = [r for r in heatmap.figure.renderers if r.name == LEGEND_KEY_NAME]
     for key in keys:
@@ -207,8 +207,6 @@ def _detach_overflow_legend(heatmap: HeatmapView) -> list[Model]:
 def build_views(model: SimulationModel) -> PageViews:
     """The heatmap, histograms, readouts and notice for the model's state."""
     heatmap = HeatmapView(model)
-    # Before the view's renderers are pruned: the layer is not one of them.
-    heatmap.add_overflow_layer(model)
     overflow_keys = _detach_overflow_legend(heatmap)
     _show_through_one_column(heatmap, model.state.view)
     # The title goes above the figure as text that wraps: in a Bokeh title the longest one

@@ -259,7 +259,7 @@ def collapse_html(collapse: CollapseView) -> dict[str, str]:
     intro, the marker's caption (for the view's state) and the reference values' note."""
     return {
         "collapse_intro": markdown_html(f"{COLLAPSE_HEADING}\n\n{COLLAPSE_CURVES}"),
-        "collapse_caption": collapse.caption.html,
+        "collapse_caption": collapse.caption,
         "collapse_references": references_caption(uniform_references()),
     }
 

@@ -19,7 +19,6 @@ from app.page.views.alert_box import AlertBox
 from app.page.views.assumptions import assumptions_html
 from app.page.views.heatmap import SCORES_PALETTE, WEIGHTS_PALETTE
 from app.page.views.histogram import DotProductHistograms
-from app.page.views.markup import ServerMarkup
 from app.page.views.readouts import readouts_html, verdict
 from app.served.components.controls import DrawnControls
 from app.served.components.figures import DrawnFigures
@@ -429,15 +428,6 @@ def test_the_drawn_lesson_follows_the_state_and_only_flows_to_the_page() -> None
         model.data.set_from_json("view", {"d_k": "<img src=x onerror=alert(1)>"}, setter=PAGE)
         model.data.set_from_json("html", "<img src=x onerror=alert(1)>", setter=PAGE)
     assert drawn.view is view and drawn.html is html
-
-
-def test_server_markup_replaces_the_markup_of_every_rendered_page() -> None:
-    markup = ServerMarkup(html="<b>a</b>")
-    models = [markup.get_root(Document()) for _ in range(2)]  # two pages show it
-    markup.show("<b>b</b>")
-    assert [model.data.html for model in models] == ["<b>b</b>", "<b>b</b>"]
-    assert markup.html == "<b>b</b>"  # for a page rendered later
-    assert markup.get_root(Document()).data.html == "<b>b</b>"
 
 
 def test_a_d_k_move_keeps_the_scaled_histograms_bins_and_spreads_the_raw_one() -> None:

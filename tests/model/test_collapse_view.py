@@ -1,4 +1,4 @@
-"""The collapse-curve view without a server: its sources, marker, caching and text."""
+"""The collapse-curve view as built for a state: its sources, marker, caching and text."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from bokeh.models import Legend, LogScale
 
 import app.page.views.collapse as collapse
 from app.page import lesson_text
+from app.page.lesson import collapse_html
 from app.page.views.collapse import (
     COLLAPSE_D_VALUES,
     METRICS,
@@ -50,12 +51,9 @@ def core_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     return calls
 
 
-def change(model: SimulationModel, target: CollapseView, /, **controls: object) -> set[str]:
-    """Set controls as the page does: state, then model refresh, then view update."""
-    model.state.param.update(**controls)
-    parts = model.refresh(controls)
-    target.update(model, parts)
-    return parts
+def built(**controls: object) -> CollapseView:
+    """The view as built for the default state with ``controls`` set."""
+    return CollapseView(SimulationModel(SimulationState(**controls)))
 
 
 def column(source: object, name: str) -> np.ndarray:
@@ -129,67 +127,51 @@ def test_marker_starts_on_the_scaled_curve_at_the_default_d_k(view: CollapseView
         assert data[metric.name][0] == pytest.approx(column(view.scaled_source, metric.name)[index])
 
 
-def test_marker_moves_with_d_k_without_recomputing_curves(
-    model: SimulationModel, view: CollapseView, core_calls: list[dict]
-) -> None:
-    before = column(view.scaled_source, "entropy").copy()
-    change(model, view, d_k=1024)
-    assert view.marker_source.data["d"] == [1024.0]
-    assert view.marker_source.data["entropy"][0] == pytest.approx(before[-1])
-    change(model, view, d_k=90)
+def test_marker_sits_on_the_curve_at_the_states_d_k(view: CollapseView) -> None:
+    curve = column(view.scaled_source, "entropy")
+    at_1024 = built(d_k=1024)
+    assert at_1024.marker_source.data["d"] == [1024.0]
+    assert at_1024.marker_source.data["entropy"][0] == pytest.approx(curve[-1])
+    at_90 = built(d_k=90)
     # Between grid points the marker is interpolated on log2 d_k.
-    expected = np.interp(math.log2(90), np.arange(11), before)
-    assert view.marker_source.data["entropy"][0] == pytest.approx(expected)
-    assert core_calls == [], "a d_k move must not ask for the curves again"
-    np.testing.assert_array_equal(column(view.scaled_source, "entropy"), before)
-    assert "d_k = 90" in view.caption.html
+    expected = np.interp(math.log2(90), np.arange(11), curve)
+    assert at_90.marker_source.data["entropy"][0] == pytest.approx(expected)
+    np.testing.assert_array_equal(column(at_90.scaled_source, "entropy"), curve)
+    assert "d_k = 90" in at_90.caption
 
 
-def test_marker_follows_the_scale_switch(model: SimulationModel, view: CollapseView) -> None:
-    change(model, view, d_k=1024, scaled=False)
+def test_marker_sits_on_the_curve_of_the_scale_switch() -> None:
+    view = built(d_k=1024, scaled=False)
     data = view.marker_source.data
     assert data["colour"] == [UNSCALED_COLOUR]
     assert data["max_weight"][0] == pytest.approx(column(view.unscaled_source, "max_weight")[-1])
     assert data["max_weight"][0] > 0.9
-    assert "unscaled (orange)" in view.caption.html
+    assert "unscaled (orange)" in view.caption
 
 
-def test_temperature_recomputes_the_curves_through_the_core(
-    model: SimulationModel, view: CollapseView, core_calls: list[dict]
+def test_the_temperatures_curves_come_from_the_core(
+    view: CollapseView, core_calls: list[dict]
 ) -> None:
-    cold_entropy = column(view.scaled_source, "entropy").copy()
-    change(model, view, temperature=4.0)
+    cold_entropy = column(view.scaled_source, "entropy")
+    warm = built(temperature=4.0)
     assert sorted(call["scaled"] for call in core_calls) == [False, True]
     assert all(call["temperature"] == 4.0 for call in core_calls)
     # Higher temperature flattens the softmax: every scaled point gains entropy.
-    assert (column(view.scaled_source, "entropy") > cold_entropy).all()
-    assert view.marker_source.data["entropy"][0] == pytest.approx(
-        column(view.scaled_source, "entropy")[COLLAPSE_D_VALUES.index(64)]
+    assert (column(warm.scaled_source, "entropy") > cold_entropy).all()
+    assert warm.marker_source.data["entropy"][0] == pytest.approx(
+        column(warm.scaled_source, "entropy")[COLLAPSE_D_VALUES.index(64)]
     )
-    assert "temperature 4" in view.caption.html
+    assert "temperature 4" in warm.caption
 
 
-def test_controls_the_curves_ignore_change_nothing(
-    model: SimulationModel, view: CollapseView, core_calls: list[dict]
-) -> None:
-    marker = dict(view.marker_source.data)
-    caption = view.caption.html
-    change(model, view, n=128, seed=7, causal=True, view="raw")
-    assert core_calls == []
-    assert dict(view.marker_source.data) == marker
-    assert view.caption.html == caption
-
-
-def test_updates_reuse_the_same_figures_and_sources(
-    model: SimulationModel, view: CollapseView
-) -> None:
-    figures = list(view.figures)
-    sources = (view.scaled_source, view.unscaled_source, view.marker_source)
-    change(model, view, temperature=0.5, d_k=16, scaled=False)
-    assert view.figures == figures
-    assert all(a is b for a, b in zip(figures, view.figures, strict=True))
-    assert (view.scaled_source, view.unscaled_source, view.marker_source) == sources
-    assert len(view.figures[0].renderers) == 8, "no glyphs added on update"
+def test_controls_the_curves_ignore_change_nothing(view: CollapseView) -> None:
+    other = built(n=128, seed=7, causal=True, view="raw")
+    assert dict(other.marker_source.data) == dict(view.marker_source.data)
+    assert other.caption == view.caption
+    for name in COLUMNS:
+        np.testing.assert_array_equal(
+            column(other.scaled_source, name), column(view.scaled_source, name)
+        )
 
 
 # --- figures and text ---------------------------------------------------------------------
@@ -210,24 +192,25 @@ def test_three_log_axis_figures_with_legends(view: CollapseView) -> None:
         assert len(legends) == 1
         labels = [item.label.value for item in legends[0].items]
         assert labels == ["scaled", "unscaled", "uniform", "current d_k"]
+        # Two bands with their lines and points, the reference line and the marker.
+        assert len(fig.renderers) == 8
 
 
-def test_marker_is_always_inside_the_fixed_y_ranges(
-    model: SimulationModel, view: CollapseView
-) -> None:
+def test_marker_is_always_inside_the_fixed_y_ranges() -> None:
     for temperature in (0.05, 20.0):
         for scaled in (True, False):
             for d_k in (1, 1024):
-                change(model, view, temperature=temperature, scaled=scaled, d_k=d_k)
+                view = built(temperature=temperature, scaled=scaled, d_k=d_k)
                 for fig, metric in zip(view.figures, METRICS, strict=True):
                     value = view.marker_source.data[metric.name][0]
                     assert fig.y_range.start < value < fig.y_range.end, (metric.name, value)
 
 
-def test_panel_explains_the_curves(view: CollapseView) -> None:
-    markdown = view.panel.objects[0].object
-    assert lesson_text.COLLAPSE_CURVES in markdown
-    assert "Dashed lines: uniform attention over 32 keys" in view.reference_note.html
+def test_the_lesson_explains_the_curves(view: CollapseView) -> None:
+    html = collapse_html(view)
+    assert "Why it matters" in html["collapse_intro"]
+    assert html["collapse_caption"] == view.caption
+    assert "Dashed lines: uniform attention over 32 keys" in html["collapse_references"]
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,10 @@ from concurrent.futures import Future
 
 import panel as pn
 import panel.io.server as panel_server
+import param
 import pytest
 from bokeh.document import Document
+from panel.custom import JSComponent
 from panel.io.resources import Resources
 
 from app import compat
@@ -162,10 +164,16 @@ def test_rendered_model_internals() -> None:
     )
 
 
-def test_writing_to_rendered_models_reaches_every_page_and_later_ones() -> None:
-    from app.page.views.markup import ServerMarkup
+class OneWayMarkup(JSComponent):
+    """A component whose ``html`` only flows to the page, as the frames of the app's drawn
+    components do (app/served/components/framed.py)."""
 
-    markup = ServerMarkup(html="<b>a</b>")
+    html = param.String(default="")
+    _esm = "export function render({ model }) { return document.createElement('div') }"
+
+
+def test_writing_to_rendered_models_reaches_every_page_and_later_ones() -> None:
+    markup = OneWayMarkup(html="<b>a</b>")
     pages = [markup.get_root(Document()) for _ in range(2)]
     compat.write_to_rendered_models(markup, "html", "<b>b</b>")
     later = markup.get_root(Document())

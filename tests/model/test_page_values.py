@@ -30,7 +30,6 @@ from panel.io.state import set_curdoc
 from app import compat
 from app.page.controls import widget_names
 from app.page.views.alert_box import AlertBox
-from app.page.views.markup import ServerMarkup
 from app.page.views.readouts import readouts_html
 from app.served.components.class_bar import ClassBar
 from app.served.components.controls import DrawnControls
@@ -570,7 +569,6 @@ CHECKED_COMPONENTS = {
     FirstScreen: lambda: FirstScreen(title="t"),
     DrawnControls: lambda: DrawnControls(SimulationState(), ["d_k"]),
     AlertBox: AlertBox,
-    ServerMarkup: ServerMarkup,
     SafeLocation: SafeLocation,
     ClassBar: ClassBar,
 }

@@ -6,7 +6,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import panel as pn
 from bokeh.models import (
     ColumnDataSource,
     FixedTicker,
@@ -17,9 +16,6 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 import sdpa_core
-from app.page.lesson_text import COLLAPSE_CURVES
-from app.page.views.markup import ServerMarkup
-from app.page.views.responsive import side_by_side
 from app.page.views.style import band_with_line, finish_figure, view_figure
 from app.simulation.model import SimulationModel
 from sdpa_core import collapse_curve
@@ -170,47 +166,27 @@ def references_caption(references: dict[str, float]) -> str:
 
 
 class CollapseView:
-    """Three small figures of the collapse statistics against d_k, built once.
+    """Three small figures of the collapse statistics against d_k, built once for the
+    model's state (lesson_drawing.js's CollapseDrawing draws every change).
 
-    The two curve sources (scaled, unscaled) are shared by the three figures and replaced
-    only when the temperature changes; the marker source follows d_k and the scale switch.
+    The two curve sources (scaled, unscaled) are shared by the three figures, as is the
+    marker's at the state's d_k on the curve of its scale; ``caption`` is the sentence that
+    says where the marker is, as HTML.
     """
 
     def __init__(self, model: SimulationModel) -> None:
         state = model.state
-        references = uniform_references()
-        self._curves = curves(state.temperature)
-        self.scaled_source = ColumnDataSource(curve_data(self._curves[True], "scaled"))
-        self.unscaled_source = ColumnDataSource(curve_data(self._curves[False], "unscaled"))
+        drawn = curves(state.temperature)
+        self.scaled_source = ColumnDataSource(curve_data(drawn[True], "scaled"))
+        self.unscaled_source = ColumnDataSource(curve_data(drawn[False], "unscaled"))
         self.marker_source = ColumnDataSource(
-            marker_data(self._curves[state.scaled], state.d_k, state.scaled)
+            marker_data(drawn[state.scaled], state.d_k, state.scaled)
         )
         self.reference_source = ColumnDataSource(
-            {"d": [COLLAPSE_D_VALUES[0], COLLAPSE_D_VALUES[-1]], **_flat(references)}
+            {"d": [COLLAPSE_D_VALUES[0], COLLAPSE_D_VALUES[-1]], **_flat(uniform_references())}
         )
         self.figures = [self._figure(metric) for metric in METRICS]
-        self.caption = _caption(marker_caption(state.d_k, state.scaled, state.temperature))
-        self.reference_note = _caption(references_caption(references))
-        self._drawn_temperature = state.temperature
-        self._drawn_marker = (state.d_k, state.scaled, state.temperature)
-        # Side by side when there is room for three, wrapping below (course-page iframes);
-        # a flex row, so three curves fill the page's width with no empty fourth column.
-        curves_grid = side_by_side(
-            [pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures],
-            basis=[260] * len(self.figures),
-        )
-        self.panel = pn.Column(
-            pn.pane.Markdown(
-                f"{COLLAPSE_HEADING}\n\n{COLLAPSE_CURVES}",
-                sizing_mode="stretch_width",
-                margin=(0, 10),
-            ),
-            curves_grid,
-            self.caption,
-            self.reference_note,
-            sizing_mode="stretch_width",
-            name="collapse",
-        )
+        self.caption = marker_caption(state.d_k, state.scaled, state.temperature)
 
     def _figure(self, metric: Metric) -> figure:
         fig = view_figure(
@@ -286,32 +262,6 @@ class CollapseView:
                 mode="mouse",
             ),
         )
-
-    def update(self, model: SimulationModel, parts: set[str]) -> None:
-        """Redraw the curves on a new temperature and move the marker on a new d_k or scale.
-
-        ``parts`` is not needed: the curves depend only on the temperature and the marker
-        on d_k, the scale and the temperature, which are compared with what was last drawn.
-        """
-        state = model.state
-        if state.temperature != self._drawn_temperature:
-            self._curves = curves(state.temperature)
-            self.scaled_source.data = curve_data(self._curves[True], "scaled")
-            self.unscaled_source.data = curve_data(self._curves[False], "unscaled")
-            self._drawn_temperature = state.temperature
-        marker = (state.d_k, state.scaled, state.temperature)
-        if marker != self._drawn_marker:
-            self.marker_source.data = marker_data(
-                self._curves[state.scaled], state.d_k, state.scaled
-            )
-            self.caption.show(marker_caption(*marker))
-            self._drawn_marker = marker
-
-
-def _caption(html: str) -> ServerMarkup:
-    return ServerMarkup(
-        html=html, stylesheets=[CAPTION_CSS], sizing_mode="stretch_width", margin=(0, 10)
-    )
 
 
 def _flat(references: dict[str, float]) -> dict[str, list[float]]:

@@ -1,4 +1,5 @@
-"""The score-matrix heatmap: one Bokeh ``image`` glyph, built once, updated in place."""
+"""The score-matrix heatmap: Bokeh ``image`` glyphs, built once per process; the browser
+draws every change (figures.js)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from bokeh.palettes import RdBu11, Viridis256, interp_palette
 from bokeh.plotting import figure
 
 from app.page.views.style import without_glyph_copies
-from app.simulation.model import ROW, SCORES, VIEW, WEIGHTS, SimulationModel
+from app.simulation.model import SimulationModel
 
 WEIGHTS_PALETTE = Viridis256
 """Sequential and colour-blind safe; weights always span the fixed range [0, 1]."""
@@ -68,27 +69,42 @@ def row_outline(n: int, row: int) -> dict[str, list]:
     return {"left": [0], "right": [n], "top": [row - gap], "bottom": [row + 1 + gap]}
 
 
+def colour_range(model: SimulationModel) -> tuple[float, float]:
+    """The colour bar's range for the model's view: [0, 1] for weights, symmetric around 0
+    for scores."""
+    view = model.state.view
+    if view == "weights":
+        return 0.0, 1.0
+    scores = model.scores
+    limit = max(scores.raw_limit if view == "raw" else scores.scaled_limit, 1e-9)
+    return -limit, limit
+
+
 class HeatmapView:
     """The n×n score or weight matrix: query i down the rows (0 at the top), key j across.
 
     The source holds the raw scores, the scaled scores and the weights as three float32
-    images, so the hover shows all three; the view only changes which of three image
-    renderers is visible and the colour mapper's range and palette, in place. A zoom stays
-    as other controls move, until n changes. A dashed outline marks the query row shown in
-    the row comparison.
+    images, so the hover shows all three; one image renderer per view, the model's view
+    visible, its colour mapper's palette and range those of the view. Overflowed weights
+    have a layer of their own, with a legend beside the mask's, shown while a weight
+    overflows. A dashed outline marks the query row shown in the row comparison. Built once
+    for the model's state: the browser draws every change from then on (figures.js).
     """
 
     def __init__(self, model: SimulationModel) -> None:
         n = model.state.n
-        self.axes_n = n
-        """The n the axes' ranges were last set for (a zoom is kept until n changes)."""
+        view = model.state.view
         self.source = ColumnDataSource(self._data(model))
+        low, high = colour_range(model)
         self.mapper = LinearColorMapper(
-            palette=WEIGHTS_PALETTE, low=0.0, high=1.0, nan_color=MASK_COLOUR
+            palette=WEIGHTS_PALETTE if view == "weights" else SCORES_PALETTE,
+            low=low,
+            high=high,
+            nan_color=MASK_COLOUR,
         )
         self.figure = figure(
             name="heatmap",
-            title=TITLES["weights"],
+            title=TITLES[view],
             x_range=Range1d(0, n, bounds=(0, n)),
             y_range=Range1d(n, 0, bounds=(0, n)),
             x_axis_label="key j",
@@ -107,11 +123,10 @@ class HeatmapView:
         )
         self.figure.title.text_font_size = "13px"
         self.figure.grid.visible = False
-        # One image renderer per column, all on the same source and mapper; a view change
-        # toggles which is visible. (Changing one glyph's column in place leaves BokehJS
-        # drawing the image it mapped from the old column.)
+        # One image renderer per column, all on the same source and mapper, the view's
+        # visible (app.page.figures keeps one, drawing a column of the current view's image).
         self.renderers = {
-            view: self.figure.image(
+            name: self.figure.image(
                 image=column,
                 x="x",
                 y="y",
@@ -120,13 +135,13 @@ class HeatmapView:
                 source=self.source,
                 color_mapper=self.mapper,
                 name=f"heatmap_{column}",
-                visible=view == model.state.view,
+                visible=name == view,
             )
-            for view, column in VIEW_COLUMNS.items()
+            for name, column in VIEW_COLUMNS.items()
         }
         self.colour_bar = ColorBar(
             color_mapper=self.mapper,
-            title="weight",
+            title=COLOUR_BAR_TITLES[view],
             width=12,
             title_text_font_size="12px",
             major_label_text_font_size="11px",
@@ -167,12 +182,7 @@ class HeatmapView:
             )
         )
         without_glyph_copies(self.figure)
-        self.overflow_source: ColumnDataSource | None = None
-        """The overflowed cells' layer, added over the weights the first time a weight
-        overflows (a page that never overflows never carries it)."""
-        self.overflow_legend: Legend | None = None
-        self._apply_view(model)
-        self._apply_overflow(model)
+        self._build_overflow_layer(model)
 
     @staticmethod
     def _data(model: SimulationModel) -> dict[str, list]:
@@ -191,32 +201,6 @@ class HeatmapView:
     def _outline(model: SimulationModel) -> dict[str, list]:
         return row_outline(model.state.n, model.row.row)
 
-    def update(self, model: SimulationModel, parts: set[str]) -> None:
-        """Send what ``parts`` changed: everything on new scores, only the weights otherwise."""
-        if SCORES in parts:
-            n = model.state.n
-            self.source.data = self._data(model)
-            if n != self.axes_n:
-                self.axes_n = n
-                # The bounds move with n too, and first: BokehJS applies the changes in this
-                # order and clamps start/end to the bounds it has. reset_* is where Reset goes.
-                self.figure.x_range.update(
-                    bounds=(0, n), reset_start=0, reset_end=n, start=0, end=n
-                )
-                self.figure.y_range.update(
-                    bounds=(0, n), reset_start=n, reset_end=0, start=n, end=0
-                )
-        elif WEIGHTS in parts:
-            self.source.data.update(weight=[model.weights.weights_image])
-        if VIEW in parts:
-            self._apply_view(model)
-        elif SCORES in parts:
-            self._apply_limits(model)
-        if ROW in parts:
-            self.row_outline.data = self._outline(model)
-        if WEIGHTS in parts or VIEW in parts:
-            self._apply_overflow(model)
-
     @staticmethod
     def _overflow_data(model: SimulationModel) -> dict[str, list]:
         """1 where a weight is inf or NaN, NaN (transparent) elsewhere; one NaN cell when
@@ -229,28 +213,10 @@ class HeatmapView:
         n = model.state.n
         return {"overflow": [image], "x": [0], "y": [0], "dw": [n], "dh": [n]}
 
-    def _apply_overflow(self, model: SimulationModel) -> None:
-        """Mark overflowed weights in their own colour, with a legend beside the mask's."""
-        overflowed = model.weights.overflow is not None
-        if self.overflow_source is None:
-            if not overflowed:
-                return
-            self._build_overflow_layer(model)
-        assert self.overflow_source is not None and self.overflow_legend is not None
-        self.overflow_source.data = self._overflow_data(model)
-        shown = overflowed and model.state.view == "weights"
-        self.overflow_renderer.visible = shown
-        self.overflow_legend.visible = shown
-        self.overflow_legend.items[1].visible = bool(model.state.causal)
-
-    def add_overflow_layer(self, model: SimulationModel) -> None:
-        """Carry the overflow layer and its legend from now on, shown only while a weight
-        overflows (a page that recomputes in the browser needs it before any overflow)."""
-        if self.overflow_source is None:
-            self._build_overflow_layer(model)
-        self._apply_overflow(model)
-
     def _build_overflow_layer(self, model: SimulationModel) -> None:
+        """Overflowed weights in their own colour over the weights, with a legend beside the
+        mask's: shown while a weight overflows in the weights' view (the mask's entry while
+        the mask is on)."""
         self.overflow_source = ColumnDataSource(self._overflow_data(model))
         mapper = LinearColorMapper(
             palette=[OVERFLOW_COLOUR], low=0.0, high=1.0, nan_color=TRANSPARENT
@@ -265,6 +231,8 @@ class HeatmapView:
             color_mapper=mapper,
             name="heatmap_overflow",
         )
+        shown = model.weights.overflow is not None and model.state.view == "weights"
+        self.overflow_renderer.visible = shown
         # Legend keys only: one square each, outside the ranges (which are bounded to the
         # matrix), so never drawn on it.
         keys = [
@@ -290,30 +258,10 @@ class HeatmapView:
             margin=0,
             spacing=12,
             border_line_alpha=0,
+            visible=shown,
             name="heatmap_overflow_legend",
         )
+        self.overflow_legend.items[1].visible = bool(model.state.causal)
         # Below the plot: it never hides a cell.
         self.figure.add_layout(self.overflow_legend, "below")
         without_glyph_copies(self.figure)
-
-    def _apply_view(self, model: SimulationModel) -> None:
-        view = model.state.view
-        for name, renderer in self.renderers.items():
-            renderer.visible = name == view
-        self.figure.title.text = TITLES[view]
-        self.colour_bar.title = COLOUR_BAR_TITLES[view]
-        palette = WEIGHTS_PALETTE if view == "weights" else SCORES_PALETTE
-        if self.mapper.palette != palette:
-            # Only on a change of view: validating 256 colours costs more than the data.
-            self.mapper.palette = palette
-        self._apply_limits(model)
-
-    def _apply_limits(self, model: SimulationModel) -> None:
-        """The colour bar's range: [0, 1] for weights, symmetric around 0 for scores."""
-        view = model.state.view
-        if view == "weights":
-            self.mapper.update(low=0.0, high=1.0)
-            return
-        scores = model.scores
-        limit = max(scores.raw_limit if view == "raw" else scores.scaled_limit, 1e-9)
-        self.mapper.update(low=-limit, high=limit)

@@ -1,13 +1,12 @@
-"""Histograms of the pooled dot products against their normal laws, updated in place."""
+"""Histograms of the pooled dot products against their normal laws, built once per process;
+the browser draws every change (figures.js)."""
 
 from __future__ import annotations
 
-import numpy as np
-from bokeh.core.properties import value
 from bokeh.models import ColumnDataSource, DataRange1d, Range1d
 
 from app.page.views.style import legend_above, view_figure, without_glyph_copies
-from app.simulation.model import HISTOGRAMS, SimulationModel
+from app.simulation.model import SimulationModel
 from app.simulation.parts import LESSON_LAW, HistogramFrame, law_of
 
 BAR_COLOUR = "#4c78a8"
@@ -30,14 +29,19 @@ The offline page receives them as data (``config["texts"]``) and text.js fills t
 
 
 class HistogramView:
-    """One histogram (bars) with the density of its theoretical normal law drawn over it."""
+    """One histogram (bars) with the density of its theoretical normal law drawn over it,
+    titled ``title``, its curve labelled ``curve_label`` (:func:`histogram_words`)."""
 
-    def __init__(self, name: str, frame: HistogramFrame, x_label: str) -> None:
-        self.shown = frame
-        self.bars = ColumnDataSource(self._bars(frame))
-        self.curve = ColumnDataSource(self._curve(frame))
+    def __init__(
+        self, name: str, frame: HistogramFrame, x_label: str, title: str, curve_label: str
+    ) -> None:
+        self.bars = ColumnDataSource(
+            {"left": frame.left, "right": frame.right, "top": frame.density}
+        )
+        self.curve = ColumnDataSource({"x": frame.curve_x, "y": frame.curve_y})
         self.figure = view_figure(
             name=name,
+            title=title,
             x_range=Range1d(float(frame.left[0]), float(frame.right[-1])),
             y_range=DataRange1d(start=0, only_visible=True),
             x_axis_label=x_label,
@@ -63,59 +67,23 @@ class HistogramView:
             source=self.curve,
             line_color=CURVE_COLOUR,
             line_width=2.5,
-            legend_label="normal law",
+            legend_label=curve_label,
         )
         legend_above(self.figure)
         without_glyph_copies(self.figure)
         self.curve_legend = self.figure.legend[0].items[1]
 
-    @staticmethod
-    def _bars(frame: HistogramFrame) -> dict:
-        return {"left": frame.left, "right": frame.right, "top": frame.density}
-
-    @staticmethod
-    def _curve(frame: HistogramFrame) -> dict:
-        return {"x": frame.curve_x, "y": frame.curve_y}
-
-    def show(self, frame: HistogramFrame, title: str, curve_label: str) -> None:
-        """Draw ``frame`` in place: bars, curve, x range, title and curve label.
-
-        Only what differs from the frame shown is sent: the scaled histogram keeps its bins
-        and its Normal(0, 1) curve at every d_k, so a d_k move sends its bar heights alone.
-        """
-        shown, self.shown = self.shown, frame
-        same_bins = np.array_equal(shown.left, frame.left) and np.array_equal(
-            shown.right, frame.right
-        )
-        if same_bins:
-            self.bars.data.update(top=frame.density)
-        else:
-            self.bars.data = self._bars(frame)
-        if not (
-            np.array_equal(shown.curve_x, frame.curve_x)
-            and np.array_equal(shown.curve_y, frame.curve_y)
-        ):
-            self.curve.data = self._curve(frame)
-        self.figure.x_range.update(start=float(frame.left[0]), end=float(frame.right[-1]))
-        self.figure.title.text = title
-        self.curve_legend.label = value(curve_label)
-
 
 class DotProductHistograms:
-    """Raw q·k against Normal(0, d_k), and q·k / √d_k against Normal(0, 1), side by side."""
+    """Raw q·k against Normal(0, d_k), and q·k / √d_k against Normal(0, 1), side by side,
+    for the model's state."""
 
     def __init__(self, model: SimulationModel) -> None:
-        self.raw = HistogramView("raw_histogram", model.raw_histogram, "q·k")
-        self.scaled = HistogramView("scaled_histogram", model.scaled_histogram, "q·k / √d_k")
-        self.update(model, {HISTOGRAMS})
-
-    def update(self, model: SimulationModel, parts: set[str]) -> None:
-        """Redraw both histograms when d_k, the seed or the law of q and k changed."""
-        if HISTOGRAMS not in parts:
-            return
         words = histogram_words(model)
-        self.raw.show(model.raw_histogram, *words["raw"])
-        self.scaled.show(model.scaled_histogram, *words["scaled"])
+        self.raw = HistogramView("raw_histogram", model.raw_histogram, "q·k", *words["raw"])
+        self.scaled = HistogramView(
+            "scaled_histogram", model.scaled_histogram, "q·k / √d_k", *words["scaled"]
+        )
 
 
 def histogram_words(model: SimulationModel) -> dict[str, tuple[str, str]]:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import panel as pn
 from bokeh.models import ColorBar, ColumnDataSource, LinearColorMapper, Range1d
 from bokeh.plotting import figure
 
 from app.page.views.heatmap import SCORES_PALETTE
 from app.page.views.style import view_figure, without_glyph_copies
-from app.simulation.model import OUTPUT, SimulationModel
+from app.simulation.model import SimulationModel
 from app.simulation.parts import OUTPUT_DIM
 
 EXPLANATION = (
@@ -20,26 +19,18 @@ EXPLANATION = (
 
 
 class OutputView:
-    """Two float32 images on one diverging colour scale: V (keys × d_v) and weights·V."""
+    """Two float32 images on one diverging colour scale: V (keys × d_v) and weights·V,
+    built once for the model's state (lesson_drawing.js's OutputDrawing draws every change)."""
 
     def __init__(self, model: SimulationModel) -> None:
         n = model.state.n
         self.source = ColumnDataSource(self._data(model))
-        self.mapper = LinearColorMapper(palette=SCORES_PALETTE)
+        limit = model.output.limit
+        self.mapper = LinearColorMapper(palette=SCORES_PALETTE, low=-limit, high=limit)
         self.values_figure = self._figure("values", "Values V", "key j", n)
         self.output_figure = self._figure(
             "output", "Output: weights · V", "query i", n, with_colour_bar=True
         )
-        self.panel = pn.Column(
-            pn.pane.Markdown(EXPLANATION, sizing_mode="stretch_width"),
-            pn.Row(
-                pn.pane.Bokeh(self.values_figure, sizing_mode="stretch_width"),
-                pn.pane.Bokeh(self.output_figure, sizing_mode="stretch_width"),
-                sizing_mode="stretch_width",
-            ),
-            sizing_mode="stretch_width",
-        )
-        self._show(model)
 
     def _figure(
         self, column: str, title: str, y_label: str, n: int, *, with_colour_bar: bool = False
@@ -78,15 +69,3 @@ class OutputView:
             "output": [model.output.output_image],
             "n": [model.state.n],
         }
-
-    def _show(self, model: SimulationModel) -> None:
-        n = model.state.n
-        self.source.data = self._data(model)
-        for plot in (self.values_figure, self.output_figure):
-            plot.y_range.update(start=n, end=0)
-        self.mapper.update(low=-model.output.limit, high=model.output.limit)
-
-    def update(self, model: SimulationModel, parts: set[str]) -> None:
-        """Redraw when the weights (and so the output) changed."""
-        if OUTPUT in parts:
-            self._show(model)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-from app.page.views.markup import ServerMarkup
-from app.simulation.model import HISTOGRAMS, WEIGHTS, SimulationModel
+from app.simulation.model import SimulationModel
 from app.simulation.parts import LESSON_LAW, law_of
 from app.simulation.spec import ONE_HOT_THRESHOLD, UNIFORM_ENTROPY_FRACTION
 
@@ -178,20 +177,3 @@ def readouts_html(model: SimulationModel) -> str:
     if weights.non_finite and not math.isnan(weights.mean_max_weight):
         sentence += texts["left_out"]
     return texts["readouts"].format(tiles="".join(tiles), sentence=sentence)
-
-
-class ReadoutsView:
-    """The readout tiles, re-rendered when the weights or the histograms change."""
-
-    def __init__(self, model: SimulationModel) -> None:
-        self.pane = ServerMarkup(
-            html=readouts_html(model),
-            stylesheets=[READOUT_CSS],
-            sizing_mode="stretch_width",
-            margin=(5, 10),
-        )
-
-    def update(self, model: SimulationModel, parts: set[str]) -> None:
-        """Re-render when the numbers shown can have changed."""
-        if parts & {WEIGHTS, HISTOGRAMS}:
-            self.pane.show(readouts_html(model))

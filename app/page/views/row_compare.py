@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from bokeh.core.properties import value
 from bokeh.models import ColumnDataSource, DataRange1d, Range1d
 
 from app.page.views.collapse import SCALED_COLOUR, UNSCALED_COLOUR
 from app.page.views.style import legend_above, view_figure, without_glyph_copies
-from app.simulation.model import ROW, SimulationModel
+from app.simulation.model import SimulationModel
 from app.simulation.parts import RowComparison
 
 EXPLANATION = (
@@ -27,13 +26,16 @@ LEGEND = {True: "scaled, entropy {entropy}", False: "unscaled, entropy {entropy}
 
 
 class RowCompareView:
-    """Bars of the chosen query's weights, scaled and unscaled, with each one's entropy."""
+    """Bars of the chosen query's weights, scaled and unscaled, with each one's entropy,
+    built once for the model's state (lesson_drawing.js's RowDrawing draws every change)."""
 
     def __init__(self, model: SimulationModel) -> None:
-        self.scaled = ColumnDataSource(self._bars(model.row, scaled=True))
-        self.unscaled = ColumnDataSource(self._bars(model.row, scaled=False))
+        row = model.row
+        self.scaled = ColumnDataSource(self._bars(row, scaled=True))
+        self.unscaled = ColumnDataSource(self._bars(row, scaled=False))
         self.figure = view_figure(
             name="row_comparison",
+            title=TITLE.format(row=row.row, keys=row.keys.size),
             x_range=DataRange1d(range_padding=0.02),
             y_range=Range1d(0, 1.05),
             x_axis_label="key j",
@@ -41,7 +43,9 @@ class RowCompareView:
             height=260,
             min_width=260,
         )
-        for source, colour in ((self.scaled, SCALED_COLOUR), (self.unscaled, UNSCALED_COLOUR)):
+        entropies = {True: row.scaled_entropy, False: row.unscaled_entropy}
+        for scaled, source in ((True, self.scaled), (False, self.unscaled)):
+            colour = SCALED_COLOUR if scaled else UNSCALED_COLOUR
             self.figure.vbar(
                 x="x",
                 top="weight",
@@ -49,27 +53,12 @@ class RowCompareView:
                 source=source,
                 fill_color=colour,
                 line_color=colour,
-                legend_label="scaled" if source is self.scaled else "unscaled",
+                legend_label=LEGEND[scaled].format(entropy=f"{entropies[scaled]:.2f}"),
             )
         legend_above(self.figure)
         without_glyph_copies(self.figure)
-        self._show(model)
 
     @staticmethod
     def _bars(row: RowComparison, *, scaled: bool) -> dict:
         offset = -BAR_OFFSET if scaled else BAR_OFFSET
         return {"x": row.keys + offset, "weight": row.scaled if scaled else row.unscaled}
-
-    def _show(self, model: SimulationModel) -> None:
-        row = model.row
-        self.scaled.data = self._bars(row, scaled=True)
-        self.unscaled.data = self._bars(row, scaled=False)
-        self.figure.title.text = TITLE.format(row=row.row, keys=row.keys.size)
-        items = self.figure.legend[0].items
-        items[0].label = value(LEGEND[True].format(entropy=f"{row.scaled_entropy:.2f}"))
-        items[1].label = value(LEGEND[False].format(entropy=f"{row.unscaled_entropy:.2f}"))
-
-    def update(self, model: SimulationModel, parts: set[str]) -> None:
-        """Redraw the bars when the chosen row or anything behind its weights changed."""
-        if ROW in parts:
-            self._show(model)

@@ -181,7 +181,8 @@ class TrainingFigures:
     grid's bands at one d_k, and the student's run if ``run``), and the steps to the target
     loss against d_k, the d_k of the bands marked.
 
-    Empty until :meth:`show_grid`; :meth:`show_d_k` then moves the bands and the mark.
+    The summary is empty until :meth:`show_grid`; the bands and the run stay empty, for
+    the browser to draw (lesson_drawing.js's TrainingDrawing), as it moves the mark.
     """
 
     def __init__(self, d_k: int, *, run: bool = True) -> None:
@@ -213,8 +214,6 @@ class TrainingFigures:
         )
         self.summary_figure = self._summary_figure()
         self.figures = [self.loss_figure, self.accuracy_figure, self.summary_figure]
-        self.shown_d_k: int | None = None
-        """The grid d_k whose bands are drawn (None before :meth:`show_d_k`)."""
 
     def show_grid(self, training_grid: TrainingGrid) -> None:
         """Draw the grid's summary: steps to the target loss against d_k, and its titles."""
@@ -229,23 +228,6 @@ class TrainingFigures:
             f"Steps to loss {summary.target_loss:g} (mean of {len(training_grid.seeds)} seeds)"
         )
         self.summary_figure.yaxis[0].axis_label = f"steps to loss {summary.target_loss:g}"
-        self.shown_d_k = None
-
-    def show_d_k(self, training_grid: TrainingGrid, d_k: int) -> None:
-        """Draw the bands of the grid d_k nearest ``d_k`` and mark it (only on a change)."""
-        shown = nearest_grid_d_k(d_k)
-        if shown == self.shown_d_k:
-            return
-        self.scaled_source.data = band_data(training_grid.cell(shown, True))
-        self.unscaled_source.data = band_data(training_grid.cell(shown, False))
-        self.current_span.location = shown
-        self.shown_d_k = shown
-
-    def show_run_legend(self, shown: bool) -> None:
-        """Show the run's legend entries while it has steps drawn, hide them otherwise."""
-        for item in self.run_items:
-            if item.visible != shown:
-                item.visible = shown
 
     def _curve_figure(self, name: str, title: str, y_label: str, y_end: float) -> figure:
         fig = view_figure(
