@@ -15,6 +15,12 @@ switch or **Back to the instructor's scene** takes the last scene again and foll
 Every change to the session's page runs on the session's own next tick (``defer``): the
 classroom calls a seat from another session's tick or from the bus's threads, and the
 scenes that arrive in between fold into the last one.
+
+A seat is counted in the class while its page is connected: the session tells it when the
+page's connection closes (:meth:`ClassSeat.page_lost`) or comes back
+(:meth:`ClassSeat.page_back`), and when the session ends (:meth:`ClassSeat.leave`). A
+presenter's bar says how many students the last scene reached only while the class has as
+many students: a student who comes or goes makes it a statement about a class gone by.
 """
 
 from __future__ import annotations
@@ -34,8 +40,17 @@ QUESTION_CHOICES = {question: table["choices"] for question, table in TALLY.item
 """Each question's choices, which the counts cover (zeros included)."""
 
 ANSWER_INTERVAL_S = 0.5
-"""The shortest time between two answers of a session that count: a page that sends more
-(a held Enter key, a script) has the rest ignored; its own page still grades each."""
+"""The shortest time between two counts of a session's answers: an answer given sooner
+waits for the interval's end, and only the last answer to each question given meanwhile
+counts then (a held Enter key or a script costs the class one change per interval; a
+quick correction still counts)."""
+
+Timer = Callable[[float, Callable[[], None]], None]
+"""Runs a callback after a delay in seconds (a served session's event loop: ``later_by``)."""
+
+
+def _run_at_once(delay: float, callback: Callable[[], None]) -> None:
+    callback()
 
 
 class ClassSeat:
@@ -53,6 +68,7 @@ class ClassSeat:
         defer: Later,
         show_bar: Callable[[ClassBar], None],
         clock: Callable[[], float] = time.monotonic,
+        later: Timer = _run_at_once,
     ) -> None:
         self.classroom = classroom
         self.state = state
@@ -71,13 +87,27 @@ class ClassSeat:
         self._applying = False
         self.clock = clock
         """What the seat reads the time from (the answers' interval)."""
+        self.later = later
+        """What runs the count of the answers that wait for the interval's end (without a
+        server: at once)."""
         self._last_answer = -ANSWER_INTERVAL_S
+        self._pending: dict[str, tuple[str, float]] = {}
+        """The answers waiting for the interval's end: the last choice per question, and
+        when it was given (on the classroom's clock)."""
+        self._started = False
+        self.page_connected = True
+        """Whether the session's page holds its connection (the seat counts in the class
+        only then)."""
         state.param.watch(self._on_state, [*state.spec.names, "preset"])
 
     def start(self) -> None:
         """Join the classroom (once the session follows its state and its page is there): a
         student arriving in a presented class starts on the instructor's last scene."""
         classroom = self.classroom
+        self._started = True
+        if not self.page_connected:
+            # Its connection closed before the page was ready: it joins if it comes back.
+            return
         classroom.join(self, presenter=self.presenter)
         self._show_class()
         if not self.presenter and classroom.presented and classroom.scene is not None:
@@ -88,22 +118,57 @@ class ClassSeat:
         return {**self.state.control_values(), "preset": self.state.preset}
 
     def leave(self) -> None:
-        """The session's page closed: leave the classroom."""
+        """The session ended: leave the classroom for good."""
         self.classroom.leave(self)
+
+    def page_lost(self) -> None:
+        """The session's page lost its connection (its tab closed, its network went): count
+        it out of the class now, though its session stays a while in case it returns."""
+        self.page_connected = False
+        self.classroom.away(self)
+
+    def page_back(self) -> None:
+        """The session's page connected again: count it back in, with its answers, and show
+        it the class as it is now."""
+        if self.page_connected:
+            return
+        self.page_connected = True
+        if self._started:
+            self.classroom.join(self, presenter=self.presenter)
+            self.class_changed()
 
     def answer(self, question: object, answer: object) -> bool:
         """The student checked ``answer`` to ``question`` (untrusted, from the page): count
         it in the class as the choice it grades to, as its browser's voter's (once its page
-        has shown its ballot); False if it counts as nothing (not a student's, malformed,
-        empty, or within :data:`ANSWER_INTERVAL_S` of the last)."""
+        has shown its ballot); within :data:`ANSWER_INTERVAL_S` of the last count, at the
+        interval's end, if no later answer to the question replaced it. False if it counts
+        as nothing (not a student's, malformed, empty)."""
         if self.presenter:
             return False
         choice = tally_choice(question, answer)
-        now = self.clock()
-        if choice is None or now - self._last_answer < ANSWER_INTERVAL_S:
+        if choice is None:
             return False
-        self._last_answer = now
-        return self.classroom.record_answer(self, str(question), choice)
+        now = self.clock()
+        wait = self._last_answer + ANSWER_INTERVAL_S - now
+        if wait <= 0 and not self._pending:
+            self._last_answer = now
+            return self.classroom.record_answer(self, str(question), choice)
+        # Stamped now: on another process, a later answer of the same browser still wins.
+        due = bool(self._pending)
+        self._pending[str(question)] = (choice, self.classroom.clock())
+        if not due:
+            # One timer per seat, and one answer per question waiting for it.
+            self.later(max(wait, 0.0), self._count_pending)
+        return True
+
+    def _count_pending(self) -> None:
+        pending, self._pending = self._pending, {}
+        if not pending:
+            return
+        self._last_answer = self.clock()
+        # Each answer keeps its own time, so one given later elsewhere still wins; all in
+        # one change of the class.
+        self.classroom.record_answers(self, pending)
 
     # What the classroom calls (from any thread, under its lock) ----------------------------
 
@@ -137,6 +202,9 @@ class ClassSeat:
             "answers": classroom.answer_counts(QUESTION_CHOICES) if shown else {},
         }
         if self.bar is not None:
+            if self.bar.reached not in (-1, values["students"]):
+                # The roll changed since the scene went: "reached N" would now be stale.
+                values["reached"] = -1
             self.bar.param.update(**values)
         elif self.presenter or classroom.presented or values["bus_down"]:
             self.bar = ClassBar(

@@ -16,6 +16,10 @@ last answer to each question counts; a voter's answers are dropped when its last
 leaves. The presenter sees the counts, and how many browsers they come from against how
 many pages are connected; the students see the counts once the presenter shows them.
 
+The roll follows the pages' connections: a page whose connection closed is counted out at
+once (:meth:`Classroom.away`), though Bokeh keeps its session for a while in case it comes
+back; if it does (:meth:`Classroom.join` again), it is counted in with what it left with.
+
 The classroom holds sessions, never their pages: it calls a member's methods under its lock
 from whichever thread acts (a session's tick, the bus's listening thread, its heartbeat),
 and each session moves its own page on its own next tick (the scenes that arrive in between
@@ -35,6 +39,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.simulation.presets import PRESETS
@@ -173,6 +178,9 @@ class Classroom:
         self._waiting: dict[ClassMember, dict[str, Answer]] = {}
         """The answers of students whose page has not shown a ballot yet: they count once
         it has, as its voter's."""
+        self._away: dict[ClassMember, _Away] = {}
+        """The members whose page lost its connection and whose session is still kept,
+        with what they take back if the page returns (dropped as the session ends)."""
         self._lock = threading.RLock()
         self._bus: ClassBus | None = None
         self._beating = threading.Event()
@@ -307,17 +315,55 @@ class Classroom:
 
     @_locked
     def join(self, member: ClassMember, *, presenter: bool) -> None:
-        """Count ``member`` in, as a presenter or a student; tell whom it concerns."""
+        """Count ``member`` in, as a presenter or a student; tell whom it concerns. A member
+        that was :meth:`away` comes back with what it left with: its voter and the voter's
+        answers (the later of two answers wins), or the switches it left on as the last
+        presenter (unless another presenter came meanwhile)."""
         if not self.enabled or member in self._presenters or member in self._students:
             return
         was_presented = self.presented
+        returned = self._away.pop(member, None)
         (self._presenters if presenter else self._students).append(member)
-        self._changed(presenters_only=not presenter or was_presented)
+        if returned is None:
+            self._changed(presenters_only=not presenter or was_presented)
+            return
+        if presenter:
+            if len(self._presenters) == 1:
+                self._live, self._revealed = returned.live, returned.revealed
+        else:
+            if returned.waiting:
+                self._waiting[member] = dict(returned.waiting)
+            if returned.voter is not None:
+                self._voters[member] = returned.voter
+                self._keep(returned.voter, returned.answers)
+        self._changed(presenters_only=False)
+
+    @_locked
+    def away(self, member: ClassMember) -> None:
+        """Count ``member`` out because its page lost its connection, as :meth:`leave` does,
+        but keep what it takes back if the page returns (:meth:`join`) until it leaves."""
+        if member in self._presenters:
+            last = len(self._presenters) == 1
+            self._away[member] = _Away(live=self._live and last, revealed=self._revealed and last)
+        elif member in self._students:
+            voter = self._voters.get(member)
+            self._away[member] = _Away(
+                voter=voter,
+                answers=dict(self._answers.get(voter, {})) if voter is not None else {},
+                waiting=dict(self._waiting.get(member, {})),
+            )
+        else:
+            return
+        self._count_out(member)
 
     @_locked
     def leave(self, member: ClassMember) -> None:
-        """Count ``member`` out (its page closed); when the last presenter leaves, the class
-        stops following live and hides the answers."""
+        """Count ``member`` out for good (its session ended); when the last presenter leaves,
+        the class stops following live and hides the answers."""
+        self._away.pop(member, None)
+        self._count_out(member)
+
+    def _count_out(self, member: ClassMember) -> None:
         if member in self._presenters:
             self._presenters.remove(member)
             if not self._presenters:
@@ -362,8 +408,7 @@ class Classroom:
     def reset_answers(self, presenter: ClassMember) -> None:
         """Forget every answer (a presenter's Reset), in every process of the class."""
         if presenter in self._presenters:
-            self._answers.clear()
-            self._waiting.clear()
+            self._forget_answers()
             if self._bus is not None:
                 self._bus.publish({"kind": "reset"})
             self._changed(presenters_only=not self.revealed)
@@ -378,20 +423,37 @@ class Classroom:
     # A student's answers -----------------------------------------------------------------
 
     @_locked
-    def record_answer(self, student: ClassMember, question: str, choice: str) -> bool:
-        """Count ``student``'s answer to ``question`` as ``choice``, as its voter's (a
-        voter's last answer to a question replaces the one before), or, until its page
-        shows a ballot, keep it for then; False if ``student`` is not one."""
+    def record_answer(
+        self, student: ClassMember, question: str, choice: str, at: float | None = None
+    ) -> bool:
+        """Count ``student``'s answer to ``question`` as ``choice``, given ``at`` (on
+        :attr:`clock`; now unless given), as its voter's (a voter's last answer to a question
+        replaces the one before), or, until its page shows a ballot, keep it for then; False
+        if ``student`` is not one."""
+        stamp = self.clock() if at is None else at
+        return self.record_answers(student, {question: (choice, stamp)})
+
+    @_locked
+    def record_answers(self, student: ClassMember, answers: Mapping[str, Answer]) -> bool:
+        """:meth:`record_answer` for several questions at once (``{question: (choice,
+        time)}``), with one change told to the pages; False if ``student`` is not one."""
         if student not in self._students:
             return False
-        answer = (choice, self.clock())
         voter = self._voters.get(student)
         if voter is None:
-            self._waiting.setdefault(student, {})[question] = answer
+            self._waiting.setdefault(student, {}).update(answers)
             return True
-        self._keep(voter, {question: answer})
+        self._keep(voter, answers)
         self._changed(presenters_only=not self.revealed)
         return True
+
+    def _forget_answers(self) -> None:
+        self._answers.clear()
+        self._waiting.clear()
+        # An absent page that returns after a reset brings no answer from before it.
+        for returned in self._away.values():
+            returned.answers.clear()
+            returned.waiting.clear()
 
     # The bus ----------------------------------------------------------------------------
 
@@ -462,8 +524,7 @@ class Classroom:
                 if previous is None or previous[0] != status:
                     self._tell(presenters_only=False)
         elif kind == "reset":
-            self._answers.clear()
-            self._waiting.clear()
+            self._forget_answers()
             self._changed(presenters_only=False)
 
     @_locked
@@ -523,6 +584,19 @@ class Classroom:
         members = self._presenters if presenters_only else self._presenters + self._students
         for member in list(members):
             member.class_changed()
+
+
+@dataclass
+class _Away:
+    """What a member whose page lost its connection takes back if it returns: a student's
+    voter, the voter's answers and those waiting for a ballot; or, for the class's last
+    presenter, whether the class followed live and saw the answers."""
+
+    voter: str | None = None
+    answers: dict[str, Answer] = field(default_factory=dict)
+    waiting: dict[str, Answer] = field(default_factory=dict)
+    live: bool = False
+    revealed: bool = False
 
 
 def checked_status(payload: Mapping[str, Any]) -> dict[str, Any] | None:

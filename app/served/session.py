@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
@@ -9,6 +10,7 @@ from functools import partial
 
 import panel as pn
 from bokeh.core.property.validation import validate
+from bokeh.events import ClientReconnected, ConnectionLost
 from panel.io.location import Location
 from tornado.ioloop import IOLoop
 
@@ -44,6 +46,8 @@ from app.simulation.query import (
 )
 from app.simulation.spec import SPEC, SimulationSpec
 from app.simulation.state import SimulationState
+
+log = logging.getLogger("sdpa_sim.session")
 
 URL_FOLLOWS_S = 1.0
 """While moves go on the session's channel, the page's URL is written once the controls
@@ -155,6 +159,7 @@ class Session:
                 presenter=classroom.presents(query_value(query or {}, PRESENT_PARAMETER)),
                 defer=self._defer,
                 show_bar=self._show_class_bar,
+                later=self._later_by,
             )
             if classroom.enabled
             else None
@@ -185,6 +190,10 @@ class Session:
                 # opens its websocket (a link preview, a health check) is nobody.
                 doc.on_session_destroyed(self._leave_class)
                 pn.state.onload(self.seat.start)
+                # And only while it is: Bokeh keeps a session 15 s or more after its page's
+                # websocket closed, but says at once that it did.
+                doc.on_event(ConnectionLost, self._class_page_lost)
+                doc.on_event(ClientReconnected, self._class_page_back)
             else:
                 self.seat.start()
         if is_served:
@@ -219,6 +228,20 @@ class Session:
     def _leave_class(self, session_context: object) -> None:
         if self.seat is not None:
             self.seat.leave()
+
+    def _class_page_lost(self, event: object) -> None:
+        # Bokeh 3.9 calls this from its websocket's close handler, before it detaches the
+        # connection: a failure here must not keep the session attached.
+        try:
+            self.seat.page_lost()
+        except Exception:
+            log.exception("sdpa-sim: a closed page could not be counted out of the class")
+
+    def _class_page_back(self, event: object) -> None:
+        try:
+            self.seat.page_back()
+        except Exception:
+            log.exception("sdpa-sim: a reconnected page could not be counted back in")
 
     def _writes_pending(self, doc: object) -> bool:
         # A paced update waits for the last frame on either websocket.

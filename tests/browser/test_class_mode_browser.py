@@ -7,10 +7,16 @@ student's quiz answer shows in the presenter's chart, and in the class's once re
 second tab of the student's browser is the same voter (its answer replaces the first), and
 the presenter's bar says how many browsers the answers come from against how many pages are
 connected. The class bar is axe-clean on both roles' pages, light and dark.
+
+The roll follows the pages (issue 48): a student who closes the tab is counted out within
+:data:`COUNTED_OUT_S`, and the presenter's bar no longer says the last scene reached the
+class as it was; a student who corrects an answer within the answer interval is counted
+with the correction.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +27,7 @@ from conftest import PAGE_TIMEOUT_MS, WIDE, AppPage
 from playwright.sync_api import Browser, BrowserContext, Locator, expect
 
 from app.page.views.quiz import DIVISOR_LABEL
+from app.served.class_seat import ANSWER_INTERVAL_S
 from app.served.classroom import PRESENT_PARAMETER, PRESENTER_KEY_ENV
 from app.served.components.class_bar import BALLOT_STORAGE, CLASS_TEXTS
 from app.simulation.spec import CONTROL_BY_NAME
@@ -30,6 +37,8 @@ pytestmark = pytest.mark.browser
 KEY = "browser-test-presenter-key"
 D_K = CONTROL_BY_NAME["d_k"].label
 TEMPERATURE = CONTROL_BY_NAME["temperature"].label
+COUNTED_OUT_S = 5.0
+"""The longest a closed student's page may still count in the presenter's roll."""
 
 
 @pytest.fixture(scope="module")
@@ -184,4 +193,55 @@ def test_the_class_bar_is_accessible(
             assert_axe_clean(app.page, "served", f"{scheme}: class mode, {role}")
     finally:
         for app in (presenter, student):
+            app.page.context.close()
+
+
+def test_a_closed_tab_leaves_the_roll_and_a_quick_correction_counts(
+    chromium: Browser, class_server: AppServer
+) -> None:
+    presenter = _open(chromium, class_server, f"?{PRESENT_PARAMETER}={KEY}")
+    staying = _open(chromium, class_server, "")
+    leaving = _open(chromium, class_server, "")
+    pages = [presenter, staying, leaving]
+    try:
+        panel = _class_bar(presenter)
+        expect(panel).to_contain_text(CLASS_TEXTS["students_many"].format(count=2))
+        panel.get_by_role("button", name=CLASS_TEXTS["send"]).click()
+        reached_two = CLASS_TEXTS["sent_many"].format(count=2)
+        expect(panel).to_contain_text(reached_two)
+
+        # The tab closes: counted out at once, though Bokeh keeps its session for 15 s.
+        closed_at = time.monotonic()
+        leaving.page.close()
+        pages.remove(leaving)
+        expect(panel).to_contain_text(
+            CLASS_TEXTS["students_one"], timeout=int(COUNTED_OUT_S * 1000)
+        )
+        counted_out_s = time.monotonic() - closed_at
+        expect(panel).not_to_contain_text(reached_two)
+        print(f"counted out {counted_out_s:.2f} s after the tab closed")
+        assert counted_out_s <= COUNTED_OUT_S
+
+        # 9, then 8 at once: the page says "Right: 8", and so does the presenter's chart.
+        expect(_class_bar(staying)).to_contain_text(CLASS_TEXTS["following"])
+        staying.open_lesson()
+        box = staying.page.get_by_label(DIVISOR_LABEL)
+        box.fill("9")
+        started = time.monotonic()
+        box.press("Enter")
+        box.fill("8")
+        box.press("Enter")
+        corrected_within_s = time.monotonic() - started
+        count = '[data-question="divisor"] [data-choice="{}"] .sdpa-class-count'
+        expect(panel.locator(count.format("right"))).to_have_text("1")
+        expect(panel.locator(count.format("wrong"))).to_have_text("0")
+        print(f"corrected within {corrected_within_s:.2f} s")
+        # Else the correction would not have tested the interval.
+        assert corrected_within_s < ANSWER_INTERVAL_S
+
+        problems = [problem for app in pages for problem in app.problems]
+        assert problems == []
+        assert not presenter.server_errors()
+    finally:
+        for app in pages:
             app.page.context.close()

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from panel.io.state import set_curdoc
 
 from app.page.views.quiz import tally_choice
-from app.served.class_seat import ANSWER_INTERVAL_S, QUESTION_CHOICES, ClassSeat
+from app.served.class_seat import ANSWER_INTERVAL_S, QUESTION_CHOICES, ClassSeat, Timer
 from app.served.classroom import Classroom
 from app.served.components.class_bar import MAX_CLAIM_LENGTH
 from app.simulation.state import SimulationState
@@ -43,8 +43,16 @@ class Clock:
         self.now += ANSWER_INTERVAL_S
 
 
-def open_seat(room: Classroom, clock: Clock, *, presenter: bool = False) -> ClassSeat:
-    """A session's seat in ``room``, on a state of its own, started as a session starts it."""
+def open_seat(
+    room: Classroom,
+    clock: Clock,
+    *,
+    presenter: bool = False,
+    later: Timer | None = None,
+    started: bool = True,
+) -> ClassSeat:
+    """A session's seat in ``room``, on a state of its own, started as a session starts it
+    (unless not ``started``); ``later`` runs its timers (at once unless given)."""
     seat = ClassSeat(
         room,
         SimulationState(),
@@ -52,8 +60,10 @@ def open_seat(room: Classroom, clock: Clock, *, presenter: bool = False) -> Clas
         defer=lambda update: update(),
         show_bar=lambda bar: None,
         clock=clock,
+        **({} if later is None else {"later": later}),
     )
-    seat.start()
+    if started:
+        seat.start()
     return seat
 
 
@@ -66,7 +76,7 @@ def claim_ballot(student: ClassSeat, claim: object) -> str:
     return bar.ballot
 
 
-def _rooms(processes: int, clock: Clock) -> list[Classroom]:
+def class_rooms(processes: int, clock: Clock) -> list[Classroom]:
     """``processes`` classrooms of one class (over a bus in memory when more than one)."""
     rooms = [Classroom(KEY, clock=clock) for _ in range(processes)]
     if processes > 1:
@@ -83,7 +93,7 @@ def answer_once(student: ClassSeat, clock: Clock, question: str, answer: object)
 
 def test_the_tabs_of_one_browser_count_as_one_voter() -> None:
     clock = Clock()
-    (room,) = _rooms(1, clock)
+    (room,) = class_rooms(1, clock)
     presenter = open_seat(room, clock, presenter=True)
     first = open_seat(room, clock)
     ballot = claim_ballot(first, NO_BALLOT)
@@ -109,7 +119,7 @@ def test_a_page_that_shows_no_ballot_counts_nothing_until_it_does() -> None:
     """Answers given before the page shows its ballot wait for it; a second claim (a
     script's, to switch voters) changes nothing."""
     clock = Clock()
-    (room,) = _rooms(1, clock)
+    (room,) = class_rooms(1, clock)
     presenter = open_seat(room, clock, presenter=True)
     student = open_seat(room, clock)
     assert answer_once(student, clock, "divisor", "8")
@@ -144,7 +154,7 @@ def test_a_forged_ballot_is_refused() -> None:
     """A claim this class did not sign (another class's, tampered, malformed, not text)
     makes its page a new voter, never the claimed one, and never raises."""
     clock = Clock()
-    (room,) = _rooms(1, clock)
+    (room,) = class_rooms(1, clock)
     presenter = open_seat(room, clock, presenter=True)
     owner = open_seat(room, clock)
     ballot = claim_ballot(owner, NO_BALLOT)
@@ -232,7 +242,7 @@ def _class_of(processes: int, pages: list[Page]) -> None:
     """Open, answer and close ``pages`` on ``processes`` processes; the presenter's bar and
     every process count each voter's last answers, and the voters."""
     clock = Clock()
-    rooms = _rooms(processes, clock)
+    rooms = class_rooms(processes, clock)
     presenter = open_seat(rooms[0], clock, presenter=True)
     storage: dict[int, str] = {}
     seats: list[tuple[Page, ClassSeat, object]] = []
@@ -314,7 +324,7 @@ def test_a_status_carries_at_most_max_voters_those_who_answered_first(
 
     monkeypatch.setattr(classroom_module, "MAX_VOTERS", 3)
     clock = Clock()
-    first, second = _rooms(2, clock)
+    first, second = class_rooms(2, clock)
     open_seat(second, clock, presenter=True)
     seats = [open_seat(first, clock) for _ in range(5)]
     for seat in seats:
@@ -339,7 +349,7 @@ def test_a_hostile_claim_from_the_page_is_refused_before_the_classroom_sees_it()
     value of the wrong type, size or characters changes nothing and never raises past
     Bokeh's own refusal; a plain word then makes the page a voter."""
     clock = Clock()
-    (room,) = _rooms(1, clock)
+    (room,) = class_rooms(1, clock)
     open_seat(room, clock, presenter=True)
     student = open_seat(room, clock)
     document = Document()
@@ -362,7 +372,7 @@ def test_a_refused_press_from_the_presenters_page_sends_nothing() -> None:
     takes that for no act, so a forged press count sends no scene, as a forged claim makes
     no voter."""
     clock = Clock()
-    (room,) = _rooms(1, clock)
+    (room,) = class_rooms(1, clock)
     presenter = open_seat(room, clock, presenter=True)
     student = open_seat(room, clock)
     claim_ballot(student, NO_BALLOT)
