@@ -521,6 +521,10 @@ ROUTE_BASES = {
     "panel.io.server.AuthenticatedStaticFileHandler": ["/assets/"],
     "panel.io.server.ComponentResourceHandler": ["/components/"],
     "app.served.channel.ChannelHandler": ["/channel", "/main/channel"],
+    "app.served.page_data.PageDataHandler": [
+        "/page-data/" + "0" * 32 + ".json",
+        "/main/page-data/" + "f" * 32 + ".json",
+    ],
     "panel.io.server.RootHandler": ["/"],
     "bokeh.server.views.multi_root_static_handler.MultiRootStaticHandler": [
         "/static/extensions/",

@@ -14,8 +14,9 @@ carries only the address (:class:`SharedData`).
 - Bokeh names models ``p<counter>`` per process; the ids in a payload are renamed in order
   of appearance (:func:`canonical_ids`), so every worker of ``--num-procs`` publishes the
   same bytes at the same address. A worker asked for an address it has not published (a
-  page built by another worker, this worker not yet) answers 404, and the page asks its
-  session for the data instead (app/page/web/served/page_data.js).
+  page built by another worker) first builds what every page draws (:func:`register`); for
+  anything else it answers 404, and the page asks its session for the data instead
+  (app/page/web/served/page_data.js).
 """
 
 from __future__ import annotations
@@ -120,6 +121,21 @@ def published(key: Hashable, build: Callable[[], dict[str, Any]]) -> tuple[str, 
         return known
 
 
+_REGISTERED: dict[Hashable, Callable[[], dict[str, Any]]] = {}
+
+
+def register(key: Hashable, build: Callable[[], dict[str, Any]]) -> None:
+    """Let this process publish ``key``'s payload when asked for an address it has not
+    published yet (a page another worker built): ``build`` then runs here once."""
+    _REGISTERED[key] = build
+
+
+def publish_registered() -> None:
+    """Publish every registered payload not published yet."""
+    for key, build in list(_REGISTERED.items()):
+        published(key, build)
+
+
 def enable() -> list[str]:
     """Publish page data in this process and those it starts: the ``panel serve`` arguments
     that mount the route (``sdpa-sim`` calls this before serving)."""
@@ -139,6 +155,10 @@ class PageDataHandler(RequestHandler):
     def get(self, digest: str) -> None:
         """Write the payload, cacheable for good, or answer 404."""
         body = STORE.body(digest)
+        if body is None:
+            # A page another worker built: what every page draws is built here too.
+            publish_registered()
+            body = STORE.body(digest)
         if body is None:
             raise HTTPError(404)
         self.set_header("Content-Type", "application/json; charset=utf-8")

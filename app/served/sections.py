@@ -15,13 +15,33 @@ from app.page.views.assumptions import ASSUMPTIONS_TITLE
 from app.page.views.training_grid import TRAINING_TITLE
 from app.served.components.assumptions import AssumptionsSession
 from app.served.components.lazy_section import LazySection, SectionView
-from app.served.components.lesson import DrawnLesson
+from app.served.components.lesson import DrawnLesson, Section, lesson_data
 from app.served.components.training import training_figures
 from app.served.components.training_session import TrainingSession
+from app.served.page_data import register
 from app.served.work_queue import WorkGate
 from app.simulation.model import SimulationModel
 
 __all__ = ["LessonSections"]
+
+DRAWN_SECTIONS: tuple[Section, ...] = ("faq", "collapse", "why", "worked", "quiz")
+"""The sections the lesson's component draws, in page order."""
+
+LAZY_AFTER = {"collapse": "training", "quiz": "assumptions"}
+"""Where each lazy section's button sits: training after the collapse curves it tests, the
+assumptions at the end."""
+
+LAZY_TITLES = {"training": TRAINING_TITLE, "assumptions": ASSUMPTIONS_TITLE}
+"""The lazy sections' buttons' titles, by name."""
+
+# Every worker can build the served lesson's page data, whichever built the page.
+register(
+    *lesson_data(
+        DRAWN_SECTIONS,
+        tuple((after, name, LAZY_TITLES[name]) for after, name in LAZY_AFTER.items()),
+        True,
+    )
+)
 
 
 class LessonSections:
@@ -34,21 +54,21 @@ class LessonSections:
         files: app/served/work_queue.py), one of the assumptions section's own unless given."""
         self.training = LazySection(
             "training",
-            TRAINING_TITLE,
+            LAZY_TITLES["training"],
             lambda: TrainingSession(model, self.drawn.show_training, training_figures),
         )
         self.assumptions = LazySection(
             "assumptions",
-            ASSUMPTIONS_TITLE,
+            LAZY_TITLES["assumptions"],
             lambda: AssumptionsSession(model, self.drawn.show_assumptions, work=work),
         )
         self.lazy_sections = (self.training, self.assumptions)
         """The sections built only when a student opens them."""
+        by_name = {section.name: section for section in self.lazy_sections}
         self.drawn = DrawnLesson(
             model,
-            ("faq", "collapse", "why", "worked", "quiz"),
-            # Training after the collapse curves it tests; the assumptions at the end.
-            lazy={"collapse": self.training, "quiz": self.assumptions},
+            DRAWN_SECTIONS,
+            lazy={after: by_name[name] for after, name in LAZY_AFTER.items()},
             dark=dark,
             sizing_mode="stretch_width",
             margin=(0, 5),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import numpy as np
@@ -69,7 +68,7 @@ def test_page_has_the_title_and_every_plot() -> None:
     app = Session()
     assert list(app.page.select(DrawnFigures)) == [app.figures]
     assert weights_image(app).shape == (32, 32)
-    models = json.loads(app.figures.figures)["models"]
+    models = app.figures.page_data()["models"]
     assert {"heatmap", "raw_histogram", "scaled_histogram"} <= set(models)
     # The first frame carries every part the first screen draws.
     assert {SCORES, WEIGHTS, HISTOGRAMS, VIEW, ROW} <= set(app.figures.frame["parts"])
@@ -268,11 +267,11 @@ def test_lesson_is_built_at_once_outside_a_server() -> None:
 
 def test_slider_moves_send_only_the_parts_they_change() -> None:
     app = Session()
-    figures, items = app.figures, app.figures.figures
+    figures, data = app.figures, (app.figures.shared, app.figures.inline)
     weights_before = weights_image(app).copy()
     app.state.temperature = 0.2
     # The page keeps its figures: a move sends numbers only.
-    assert app.figures is figures and app.figures.figures is items
+    assert app.figures is figures and (app.figures.shared, app.figures.inline) == data
     frame = app.figures.frame
     assert SCORES not in frame["parts"] and SCORES not in frame["numbers"], (
         "a temperature move must not resend scores"
@@ -301,7 +300,7 @@ def test_only_an_n_move_sends_a_new_matrix_size() -> None:
 
 def test_view_switches_column_and_colour_bar() -> None:
     app = Session()
-    heatmap = app.figures.config["heatmap"]
+    heatmap = app.figures.page_data()["config"]["heatmap"]
     assert heatmap["weights_palette"] == list(WEIGHTS_PALETTE)
     assert heatmap["scores_palette"] == list(SCORES_PALETTE)
     assert app.figures.frame["state"]["view"] == "weights"
@@ -405,11 +404,13 @@ def test_readouts_follow_the_state_and_only_flow_to_the_page() -> None:
     # A page cannot write the frame or the figures back: its change is not followed.
     document = Document()
     model = app.figures.get_root(document)
-    frame, items = app.figures.frame, app.figures.figures
+    frame, shared, inline = app.figures.frame, app.figures.shared, app.figures.inline
     with set_curdoc(document):
         model.data.set_from_json("frame", {"parts": ["<img src=x onerror=alert(1)>"]}, setter=PAGE)
-        model.data.set_from_json("figures", "<img src=x onerror=alert(1)>", setter=PAGE)
-    assert app.figures.frame is frame and app.figures.figures is items
+        model.data.set_from_json("shared", "<img src=x onerror=alert(1)>", setter=PAGE)
+        model.data.set_from_json("inline", {"html": "<img src=x onerror=alert(1)>"}, setter=PAGE)
+    assert app.figures.frame is frame
+    assert app.figures.shared is shared and app.figures.inline is inline
 
 
 def test_the_drawn_lesson_follows_the_state_and_only_flows_to_the_page() -> None:
@@ -420,14 +421,14 @@ def test_the_drawn_lesson_follows_the_state_and_only_flows_to_the_page() -> None
     assert drawn.view == {"d_k": 64, "scaled": True, "temperature": 1.0}
     app.state.set_controls(d_k=256, scaled=False)
     assert drawn.view == {"d_k": 256, "scaled": False, "temperature": 1.0}
-    assert "Test yourself" in drawn.html
+    assert "Test yourself" in drawn.page_data()["html"]
     document = Document()
     model = drawn.get_root(document)
-    view, html = drawn.view, drawn.html
+    view, shared, inline = drawn.view, drawn.shared, drawn.inline
     with set_curdoc(document):
         model.data.set_from_json("view", {"d_k": "<img src=x onerror=alert(1)>"}, setter=PAGE)
-        model.data.set_from_json("html", "<img src=x onerror=alert(1)>", setter=PAGE)
-    assert drawn.view is view and drawn.html is html
+        model.data.set_from_json("inline", {"html": "<img src=x onerror=alert(1)>"}, setter=PAGE)
+    assert drawn.view is view and drawn.shared is shared and drawn.inline is inline
 
 
 def test_a_d_k_move_keeps_the_scaled_histograms_bins_and_spreads_the_raw_one() -> None:
@@ -496,18 +497,19 @@ def test_lesson_sections_behind_their_own_button_are_built_when_opened() -> None
     assert lesson is not None
     built_views = len(lesson.views)
     drawn = lesson.drawn
+    html = drawn.page_data()["html"]
     for section in lesson.lazy_sections:
         # Only a button and a box in the lesson's markup.
         assert section.view is None
-        assert f'data-lazy="{section.name}"' in drawn.html and section.title in drawn.html
+        assert f'data-lazy="{section.name}"' in html and section.title in html
     # Their boxes hold their markup from the start, and nothing of a session's before it
     # is opened; the lesson's document holds no model for them.
-    assert 'data-testid="training-status"' in drawn.html and drawn.training_figures == ""
-    assert 'data-controls="law"' in drawn.html and 'data-download="matrix"' in drawn.html
+    assert 'data-testid="training-status"' in html and drawn.training_figures == ""
+    assert 'data-controls="law"' in html and 'data-download="matrix"' in html
     assert HISTOGRAMS not in drawn.frame["parts"]
     # The training button sits after the collapse curves, the assumptions' at the end.
-    assert drawn.html.index('data-lazy="training"') < drawn.html.index('id="sdpa-row"')
-    assert drawn.html.rindex("sdpa-lazy-assumptions") > drawn.html.index('id="sdpa-quiz"')
+    assert html.index('data-lazy="training"') < html.index('id="sdpa-row"')
+    assert html.rindex("sdpa-lazy-assumptions") > html.index('id="sdpa-quiz"')
     simulation.state.set_controls(d_k=256)  # moves before opening update nothing there
     lesson.open(lesson.assumptions)
     view = lesson.assumptions.view

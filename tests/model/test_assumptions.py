@@ -364,10 +364,11 @@ def test_float16_without_max_subtraction_overflows_and_with_it_stays_finite() ->
     assert overflow.dtype == np.float32 and overflow.shape == (32 * 32,)
     np.testing.assert_array_equal(overflow.reshape(32, 32) == 1, ~np.isfinite(weights.weights))
     assert np.isnan(overflow[overflow != 1]).all()
-    items = session.figures.figures
+    data = session.figures.page_data()
+    items = json.dumps(data["items"])
     assert OVERFLOW_COLOUR != MASK_COLOUR
     assert json.dumps(OVERFLOW_COLOUR) in items and json.dumps(OVERFLOW_LABEL) in items
-    assert "overflow_renderer" in json.loads(items)["models"]
+    assert "overflow_renderer" in data["models"]
 
     session.state.subtract_max = True
     session.update_plots()

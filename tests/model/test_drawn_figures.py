@@ -235,16 +235,16 @@ def objects_named(value: object, name: str) -> Iterator[dict]:
 def test_the_figures_items_are_built_once_per_process() -> None:
     items = figure_items()
     assert figure_items() is items
-    # Every session's page embeds the same text, whatever its own state: the first frame
-    # then draws the student's numbers into it.
-    assert Session().figures.figures is items
-    assert Session({"n": str(N), "d_k": "4"}).figures.figures is items
-    assert DrawnFigures(Session().model).figures is items
+    # Every session's page draws from the same data, whatever its own state: the first
+    # frame then draws the student's numbers into it.
+    data = Session().figures.page_data()
+    assert Session({"n": str(N), "d_k": "4"}).figures.page_data() is data
+    assert DrawnFigures(Session().model).page_data() is data
 
 
 def test_the_figures_items_are_the_two_documents_and_the_ids_figures_js_finds() -> None:
-    figures = json.loads(figure_items())
-    assert set(figures) == {"items", "models"}
+    figures = Session().figures.page_data()
+    assert set(figures) == {"items", "models", "config"}
     assert set(figures["items"]) == {"heatmap", "histograms"}
     docs = {name: item["doc"] for name, item in figures["items"].items()}
     for name, doc in docs.items():
@@ -273,7 +273,7 @@ def test_the_figures_items_are_the_two_documents_and_the_ids_figures_js_finds() 
 
 
 def test_the_page_receives_the_figures_config() -> None:
-    config = Session().figures.config
+    config = Session().figures.page_data()["config"]
     assert config["tap_hook"] == TAP_HOOK and config["row_part"] == ROW
     assert {config["parts"][name] for name in ("scores", "weights", "histograms", "view")} == (
         DRAWN_PARTS - {ROW}

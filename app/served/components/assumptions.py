@@ -13,7 +13,6 @@ sends the session a message and the file comes back to be saved by the page.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -118,7 +117,7 @@ def assumptions_config() -> dict:
             "precision": [control_spec(CONTROL_BY_NAME[name]) for name in PRECISION_CONTROLS],
         },
         "histogram": {
-            "item": json.dumps(embeddable_item(figure), separators=(",", ":")),
+            "item": embeddable_item(figure),
             "models": {name: model.id for name, model in models.items()},
             "which": HISTOGRAM_NAME.removesuffix("_histogram"),
             "headroom": HISTOGRAM_HEADROOM,

@@ -35,7 +35,7 @@ from app.served.components.framed import (
     channel_address_parameter,
     finite_number,
 )
-from app.served.page_data import SharedData, canonical_ids
+from app.served.page_data import SharedData, canonical_ids, register
 from app.simulation.model import SimulationModel
 from app.simulation.spec import ROW
 from app.simulation.state import SimulationState
@@ -130,6 +130,12 @@ def figures_payload() -> dict[str, Any]:
     return canonical_ids({**figure_items(), "config": _config()}, "sdpa-figures-")
 
 
+FIGURES_DATA_KEY = "figures"
+"""The first screen's figures' page data, the same for every page."""
+
+register(FIGURES_DATA_KEY, figures_payload)
+
+
 @functools.cache
 def _config() -> dict:
     return {
@@ -171,7 +177,7 @@ class DrawnFigures(CheckedPageChanges, SharedData, FramedComponent, BundledCompo
         self.on_pick_row: Callable[[int], None] | None = None
         """Called with the query row a click on the heatmap picked."""
         super().__init__(frame=self.next_frame(model, DRAWN_PARTS), **params)
-        self.share("figures", figures_payload)
+        self.share(FIGURES_DATA_KEY, figures_payload)
 
     def update(self, model: SimulationModel, parts: set[str]) -> None:
         """Send the numbers of the drawn parts among ``parts`` (what the model recomputed)."""

@@ -12,7 +12,7 @@ the first screen's frame format, binary); the quiz is graded on the page, as in 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -189,6 +189,17 @@ def lesson_payload(
     return canonical_ids(payload, "sdpa-lesson-")
 
 
+def lesson_data(
+    sections: tuple[Section, ...],
+    placed: tuple[tuple[str, str, str], ...],
+    assumptions: bool,
+) -> tuple[Hashable, Callable[[], dict[str, Any]]]:
+    """The page-data key of a lesson of ``sections`` (see :func:`lesson_payload`) and what
+    builds its payload: for :meth:`SharedData.share` and :func:`app.served.page_data.register`."""
+    key = ("lesson", sections, placed, assumptions)
+    return key, functools.partial(lesson_payload, sections, placed, assumptions)
+
+
 @functools.cache
 def markup(sections: tuple[Section, ...]) -> str:
     """The HTML of ``sections``, in order, as the offline page has them; each figure's
@@ -343,10 +354,7 @@ class DrawnLesson(CheckedPageChanges, SharedData, FramedComponent, BundledCompon
             frame=self.next_frame(model, self._parts) if self._parts else {},
             **params,
         )
-        self.share(
-            ("lesson", sections, placed, assumptions),
-            functools.partial(lesson_payload, sections, placed, assumptions),
-        )
+        self.share(*lesson_data(sections, placed, assumptions))
         if self.lazy_sections:
             self.param.watch(self._opened_changed, "opened")
 

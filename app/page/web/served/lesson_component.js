@@ -363,7 +363,7 @@ class ServedAssumptions {
     this.embedding = true;
     const cell = this.section.querySelector(".sdpa-assumptions-cell");
     const histogram = this.config.histogram;
-    globalThis.Bokeh.embed.embed_item(JSON.parse(histogram.item), cell).then((manager) => {
+    globalThis.Bokeh.embed.embed_item(histogram.item, cell).then((manager) => {
       this.models = figureModels([manager], histogram.models);
       followTheme([manager], this.theme, this.model);
       this.record.models = this.models;
