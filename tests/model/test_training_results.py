@@ -1,6 +1,6 @@
 """The default training grid's shipped results (app/simulation/training_results.py): the file
-is the default experiment's, a slice of it computed again gives the same numbers, and it is
-package data."""
+is the default experiment's, a slice of it computed again gives the same numbers, it is
+package data, and the process's shared grid reads it instead of computing."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from app.simulation import training_results
+from app.simulation.training import SharedGrid
 from app.simulation.training_results import (
     RESULTS_PATH,
     default_experiment,
@@ -173,3 +174,48 @@ def test_the_command_writes_the_file(
     assert training_results.main(["--out", str(out)]) == 0
     assert str(out) in capsys.readouterr().out
     assert load_grid(out)[0].summary == training_grid(**SMALL).summary
+
+
+# --- the process's shared grid ------------------------------------------------------------
+
+
+def test_a_stored_grid_is_read_at_once_and_never_computed() -> None:
+    grid = training_grid(**SMALL)
+    computed: list[int] = []
+
+    def compute() -> TrainingGrid:
+        computed.append(1)
+        return grid
+
+    shared = SharedGrid(compute, stored=lambda: grid)
+    future = shared.request(background=True)
+    assert future.done() and future.result() is grid and shared.grid is grid
+    assert shared.from_stored and shared.computations == 0 and not computed
+    assert shared.request() is future
+
+
+def test_without_a_stored_grid_it_is_computed_as_before() -> None:
+    grid = training_grid(**SMALL)
+    shared = SharedGrid(lambda: grid, stored=lambda: None)
+    assert shared.ready_grid() is None, "a warm-up computes nothing"
+    assert shared.computations == 0
+    assert shared.request(background=False).result() is grid
+    assert shared.computations == 1 and not shared.from_stored
+
+
+def test_a_stored_grid_that_raises_is_computed_instead() -> None:
+    grid = training_grid(**SMALL)
+
+    def broken() -> TrainingGrid:
+        raise OSError("unreadable")
+
+    shared = SharedGrid(lambda: grid, stored=broken)
+    assert shared.request(background=False).result() is grid
+    assert shared.computations == 1
+
+
+def test_ready_grid_reads_the_stored_grid() -> None:
+    grid = training_grid(**SMALL)
+    shared = SharedGrid(lambda: pytest.fail("computed"), stored=lambda: grid)
+    assert shared.ready_grid() is grid
+    assert shared.request().result() is grid and shared.computations == 0
