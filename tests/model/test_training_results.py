@@ -117,9 +117,10 @@ def test_the_largest_d_k_computed_again_starts_as_shipped(shipped: TrainingGrid)
 def test_the_file_is_package_data() -> None:
     """pyproject.toml's package data takes the file into a wheel (a `pip install` has it)."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    patterns = pyproject["tool"]["setuptools"]["package-data"]["app"]
-    inside = RESULTS_PATH.relative_to(ROOT / "app")
-    assert any(inside.match(pattern) for pattern in patterns)
+    package_data = pyproject["tool"]["setuptools"]["package-data"]
+    package = RESULTS_PATH.parent.relative_to(ROOT)
+    patterns = package_data[".".join(package.parts)]
+    assert any(Path(RESULTS_PATH.name).match(pattern) for pattern in patterns)
     assert RESULTS_PATH.stat().st_size < 250_000, "small: the five curves of 30 runs"
 
 
