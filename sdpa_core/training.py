@@ -482,25 +482,58 @@ def training_grid(
         for d_k in d_values
         for scaled in (True, False)
     )
-    rows = []
-    for scaled_cell, unscaled_cell in zip(cells[::2], cells[1::2], strict=True):
-        rows.append(
-            ScaleComparison(
-                d_k=scaled_cell.d_k,
-                scaled_lr=scaled_cell.lr,
-                unscaled_lr=unscaled_cell.lr,
-                scaled_steps=scaled_cell.steps_to_loss(target),
-                unscaled_steps=unscaled_cell.steps_to_loss(target),
-                scaled_final_loss=scaled_cell.final_loss,
-                unscaled_final_loss=unscaled_cell.final_loss,
-            )
-        )
-    return TrainingGrid(
+    return grid_of_cells(
+        cells,
         lrs=rate_list,
         seeds=seed_list,
+        optimizer=optimizer,
+        steps=steps,
+        target_loss=target,
+    )
+
+
+def grid_of_cells(
+    cells: Sequence[GridCell],
+    *,
+    lrs: Sequence[float],
+    seeds: Sequence[int],
+    optimizer: str,
+    steps: int,
+    target_loss: float = TARGET_LOSS,
+) -> TrainingGrid:
+    """The :class:`TrainingGrid` of ``cells`` (for each d_k in order, its scaled cell then
+    its unscaled one, as :func:`training_grid` makes them), its summary counted from their
+    runs: how :func:`training_grid` assembles a grid, and how a grid stored as its cells'
+    curves is read back.
+
+    Raises:
+        ValueError: if the cells do not alternate scaled and unscaled at the same d_k.
+    """
+    pairs = list(zip(cells[::2], cells[1::2], strict=True))
+    if not pairs or any(
+        not scaled.scaled or unscaled.scaled or scaled.d_k != unscaled.d_k
+        for scaled, unscaled in pairs
+    ):
+        raise ValueError("cells must hold, for each d_k, its scaled cell then its unscaled one")
+    target = positive_finite("target_loss", target_loss)
+    rows = tuple(
+        ScaleComparison(
+            d_k=scaled_cell.d_k,
+            scaled_lr=scaled_cell.lr,
+            unscaled_lr=unscaled_cell.lr,
+            scaled_steps=scaled_cell.steps_to_loss(target),
+            unscaled_steps=unscaled_cell.steps_to_loss(target),
+            scaled_final_loss=scaled_cell.final_loss,
+            unscaled_final_loss=unscaled_cell.final_loss,
+        )
+        for scaled_cell, unscaled_cell in pairs
+    )
+    return TrainingGrid(
+        lrs=tuple(lrs),
+        seeds=tuple(seeds),
         optimizer=str(optimizer),
-        cells=cells,
-        summary=GridSummary(target_loss=target, steps=int(steps), rows=tuple(rows)),
+        cells=tuple(cells),
+        summary=GridSummary(target_loss=target, steps=int(steps), rows=rows),
     )
 
 

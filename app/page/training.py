@@ -1,10 +1,11 @@
 """The lesson's "Does the scale matter for learning?" in an exported page, precomputed.
 
 A static file cannot train, so the default grid (:func:`sdpa_core.training_grid`, through
-the process's :data:`app.simulation.training.SHARED_GRID`: computed once per process) is trained
-at export time and embedded: the bands the served view draws for each grid d_k, as float32,
-and for each d_k the page offers, the grid d_k the served view shows there and the note it
-writes under the figures. The summary plot and its sentence do not move with the controls:
+the process's :data:`app.simulation.training.SHARED_GRID`: the results the package ships,
+read in milliseconds, or computed once per process if they are missing or stale) is
+embedded: the bands the served view draws for each grid d_k, as float32, and for each d_k
+the page offers, the grid d_k the served view shows there and the note it writes under the
+figures. The summary plot and its sentence do not move with the controls:
 they are drawn here. lesson.js and controller.js redraw the bands as d_k moves.
 """
 
@@ -39,8 +40,9 @@ CURVE_COLUMNS = BAND_COLUMNS[1:]
 
 
 def default_grid() -> TrainingGrid:
-    """The default training grid, computed the first time this process asks (about 5 s of
-    CPU) and shared with everything else in the process that shows it."""
+    """The default training grid, read from the shipped results the first time this process
+    asks (computed, about 10 s of CPU, if they are missing or stale) and shared with
+    everything else in the process that shows it."""
     return SHARED_GRID.request(background=False).result()
 
 

@@ -1,8 +1,9 @@
 """Training for the lesson's "Does it matter for learning?", shared by every session.
 
 * :data:`SHARED_GRID`: the default comparison grid (:func:`sdpa_core.training_grid`),
-  computed once per process, the first time a section asks for it, and then read by
-  every session (its arrays are read-only).
+  read from the results the package ships (:mod:`app.simulation.training_results`) the
+  first time a section asks for it, or computed once per process if they are missing or
+  stale, and then read by every session (its arrays are read-only).
 * :data:`RUNNER`: the students' own Train runs, off the event loop in a small thread
   pool, at most :data:`MAX_CONCURRENT_RUNS` at once in this process; the others wait
   their turn in order of arrival. A session starts at most one run at a time (the
@@ -24,6 +25,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
+from app.simulation.training_results import shipped_grid
 from sdpa_core import TrainingGrid, TrainingSettings, TrainingStep, iter_training, training_grid
 from sdpa_core.training import FINAL_FRACTION
 
@@ -50,39 +52,65 @@ FINISHED = frozenset({DONE, STOPPED, FAILED})
 
 
 class SharedGrid:
-    """One training grid for the whole process, computed once, when first asked for.
+    """One training grid for the whole process, read or computed once, when first asked for.
 
-    ``compute`` makes the grid (the core's default :func:`sdpa_core.training_grid`);
-    :attr:`computations` counts how often it ran (once, unless it raised). A caller asks
-    with :meth:`request` and is called back with the future once the grid is there.
+    ``stored`` gives the grid at once if it can (the shipped results: a few milliseconds),
+    else None; ``compute`` makes it otherwise (the core's default
+    :func:`sdpa_core.training_grid`, seconds of CPU). :attr:`computations` counts how often
+    ``compute`` ran (once at most, unless it raised). A caller asks with :meth:`request`
+    and is called back with the future once the grid is there.
     """
 
-    def __init__(self, compute: Callable[[], TrainingGrid] = training_grid) -> None:
+    def __init__(
+        self,
+        compute: Callable[[], TrainingGrid] = training_grid,
+        *,
+        stored: Callable[[], TrainingGrid | None] | None = None,
+    ) -> None:
         self._compute = compute
+        self._stored = stored
         self._lock = threading.Lock()
         self._future: Future[TrainingGrid] | None = None
         self.computations = 0
         """How many times ``compute`` has been called."""
+        self.from_stored = False
+        """Whether the grid came from ``stored`` (no computation)."""
 
     @property
     def grid(self) -> TrainingGrid | None:
-        """The grid if it has been computed, else None (never waits)."""
+        """The grid if it has been read or computed, else None (never waits)."""
         future = self._future
         if future is None or not future.done() or future.exception() is not None:
             return None
         return future.result()
 
+    def ready_grid(self) -> TrainingGrid | None:
+        """The grid if it is there or ``stored`` gives it now, else None: nothing is
+        computed (a warm-up that must not start seconds of CPU calls this)."""
+        with self._lock:
+            if self._future is None:
+                stored = self._read_stored()
+                if stored is not None:
+                    self._future = self._stored_future(stored)
+        return self.grid
+
     def request(self, *, background: bool = True) -> Future[TrainingGrid]:
         """The grid's future, starting its computation if nobody has yet.
 
-        With ``background`` it is computed in a thread of its own, off the event loop;
-        without, in the calling thread (outside a server: a notebook, a test), so the future
-        is done on return unless another thread is computing it.
+        A grid ``stored`` gives is read in the calling thread, so the future is done on
+        return. Otherwise, with ``background`` the grid is computed in a thread of its own,
+        off the event loop; without, in the calling thread (outside a server: a notebook, a
+        test), so the future is done on return unless another thread is computing it.
         """
         with self._lock:
             future = self._future
             start = future is None
             if start:
+                # Under the lock: a second caller finds the future already there.
+                stored = self._read_stored()
+                if stored is not None:
+                    future = self._future = self._stored_future(stored)
+                    return future
                 future = self._future = Future()
         if start:
             if background:
@@ -92,6 +120,25 @@ class SharedGrid:
             else:
                 self._run(future)
         return future
+
+    def _stored_future(self, grid: TrainingGrid) -> Future[TrainingGrid]:
+        """A done future of the stored ``grid`` (called under the lock)."""
+        self.from_stored = True
+        future: Future[TrainingGrid] = Future()
+        future.set_result(grid)
+        return future
+
+    def _read_stored(self) -> TrainingGrid | None:
+        """The grid ``stored`` gives, or None (none given, none there, or it raised); asked
+        once at most, so a stale file is read and reported once (called under the lock)."""
+        stored, self._stored = self._stored, None
+        if stored is None:
+            return None
+        try:
+            return stored()
+        except Exception:  # computed instead, as if nothing were stored
+            log.exception("sdpa-sim: the stored training grid could not be read")
+            return None
 
     def _run(self, future: Future[TrainingGrid]) -> None:
         self.computations += 1
@@ -357,8 +404,9 @@ class TrainingRunner:
                 self._submit(following)
 
 
-SHARED_GRID = SharedGrid()
-"""The default grid of this process, shared read-only by every session."""
+SHARED_GRID = SharedGrid(training_grid, stored=shipped_grid)
+"""The default grid of this process, shared read-only by every session: the shipped
+results, or (missing or stale) computed once."""
 
 RUNNER = TrainingRunner()
 """The Train runs of this process, at most :data:`MAX_CONCURRENT_RUNS` at once."""

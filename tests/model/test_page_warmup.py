@@ -9,10 +9,12 @@ from typing import TypeVar
 
 from hostile_queries import hostile_queries
 
-from app.served.warmup import slow_to_start, warm_page
+from app.served.components.training import training_figures
+from app.served.warmup import slow_to_start, warm_page, warm_training
 from app.simulation.model import SimulationModel
 from app.simulation.parts import histograms_ready, law_of
 from app.simulation.state import SimulationState
+from app.simulation.training import SHARED_GRID
 
 Result = TypeVar("Result")
 
@@ -78,3 +80,15 @@ def test_no_hostile_query_makes_the_warm_up_raise() -> None:
         return read
 
     assert run_on_a_loop_of_its_own(scenario) == len(cases)
+
+
+def test_the_first_page_builds_the_training_sections_figures_ahead() -> None:
+    """A page's warm-up starts reading the shipped grid and building the training figures,
+    once per process, without waiting for them: the first student who opens the section
+    finds them built, and nothing was computed."""
+    warm_page("/main")
+    started = warm_training()
+    assert warm_training() is started, "once per process"
+    figures = started.result(timeout=60)
+    assert figures is not None and SHARED_GRID.from_stored and SHARED_GRID.computations == 0
+    assert training_figures(SHARED_GRID.grid) is figures, "the sessions' build is a lookup"

@@ -152,12 +152,15 @@ def change(view: TrainingSession, **controls: object) -> None:
 
 
 def test_the_section_builds_from_the_shared_default_grid() -> None:
-    """Built as the lesson builds it: the process's grid, its sentence, its numbers."""
+    """Built as the lesson builds it: the process's grid, its sentence, its numbers; the
+    grid is the package's shipped results, drawn in the first send, never "Computing…"."""
     page = Page()
     view = TrainingSession(SimulationModel(SimulationState(d_k=90)), page, training_figures)
     shared = training_runs.SHARED_GRID
     assert view.grid is shared.grid is not None
-    assert shared.computations == 1, "the default grid is computed once per process"
+    assert shared.from_stored and shared.computations == 0, "read, not computed"
+    assert page.sends == 1 and page.figures, "the first send draws the grid"
+    assert page.view["status"].startswith("Press Train")
     assert nearest_grid_d_k(90) == 64 and page.shown_d_k() == 64
     expected = band_data(view.grid.cell(64, True))
     np.testing.assert_allclose(page.bands("loss", True), expected["loss"], rtol=1e-6)
@@ -169,7 +172,7 @@ def test_the_section_builds_from_the_shared_default_grid() -> None:
     # the same figures, built once.
     other_page = Page()
     other = TrainingSession(SimulationModel(SimulationState()), other_page, training_figures)
-    assert other.grid is view.grid and shared.computations == 1
+    assert other.grid is view.grid and shared.computations == 0
     assert other_page.figures is page.figures
 
 

@@ -16,6 +16,7 @@ from sdpa_core.training import (
     TrainingRun,
     TrainingSettings,
     describe_summary,
+    grid_of_cells,
     iter_training,
     train_retrieval,
     training_grid,
@@ -112,6 +113,23 @@ def test_grid_keeps_the_best_rate_and_its_runs_are_single_runs() -> None:
     assert row.unscaled_final_loss == grid.cell(64, False).final_loss
     with pytest.raises(KeyError):
         grid.cell(16, True)
+
+
+def test_a_grid_of_its_own_cells_is_the_same_grid() -> None:
+    """How a stored grid is read back: its summary counted again from the cells."""
+    grid = training_grid(d_values=(4, 64), seeds=(0, 1), steps=20, lrs=(0.03, 0.003))
+    again = grid_of_cells(
+        grid.cells,
+        lrs=grid.lrs,
+        seeds=grid.seeds,
+        optimizer=grid.optimizer,
+        steps=grid.summary.steps,
+        target_loss=grid.summary.target_loss,
+    )
+    assert again == grid
+    for cells in ((), grid.cells[:3], grid.cells[1:3], grid.cells[::-1]):
+        with pytest.raises(ValueError):
+            grid_of_cells(cells, lrs=grid.lrs, seeds=grid.seeds, optimizer="adam", steps=20)
 
 
 def cell_with_loss(loss: np.ndarray) -> GridCell:

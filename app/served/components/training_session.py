@@ -200,14 +200,14 @@ class TrainingSession:
         self._history: list[TrainingStep] = []
         """The steps of the current run the page has been sent."""
         self._drawn: tuple | None = None
-        self._show()
         if is_served and doc is not None:
             pn.state.on_session_destroyed(self.session_closed)
         background = is_served if background is None else background
         future = self._shared_grid.request(background=background)
-        if future.done():
+        if future.done():  # the shipped grid: the first send draws it, no "Computing…"
             self._grid_ready()
         else:
+            self._show()
             future.add_done_callback(lambda done: self._post(self._grid_ready))
 
     # --- what the page shows ------------------------------------------------------------
