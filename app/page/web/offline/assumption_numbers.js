@@ -1,11 +1,11 @@
 /*
- * sdpa-sim export assumptions: the lesson's "When the assumptions break" section computed
+ * The offline assumptions section's numbers: the lesson's "When the assumptions break" section computed
  * in the page — other standard deviations of q and k, the softmax in float32, float16 or
  * bfloat16 with or without the max subtraction, and the two CSV files.
  *
  * Each function mirrors its sdpa_core or app counterpart (named in its comment) step for
  * step; tests/export compares them under Node and in the page. Pure functions: no DOM, no
- * Bokeh. In the page it is window.SdpaAssumptions; under Node, module.exports.
+ * Bokeh.
  */
 import * as kernel from "../shared/kernel.js";
 import * as text from "../shared/text.js";

@@ -1,7 +1,7 @@
 /*
- * sdpa-sim kernel source: the offline page's numbers, computed in the browser with kernel.js.
+ * The offline page's number source: its numbers, computed in the browser with kernel.js.
  *
- * The page's drawing code (controller.js's ExportPage) draws frames of numbers and never
+ * The page's drawing code (offline/page.js's ExportPage) draws frames of numbers and never
  * computes them; a *number source* delivers them. This is the offline file's source; a
  * served session is the other (app/page/frames.py writes the same frames in Python, and
  * tests/export/test_source.py checks the two agree). A source has this interface:
@@ -26,8 +26,6 @@
  * (a session folding the moves of a drag into one update). The page draws each part from
  * the newest frame that carries it and drops a frame older than the one it last drew for
  * a part, so a late answer never paints over a newer state.
- *
- * In the page it is window.SdpaKernelSource; under Node, module.exports.
  */
 import * as K from "../shared/kernel.js";
 import * as L from "../shared/lesson_numbers.js";
@@ -71,8 +69,8 @@ function pick(object, fields) {
 
 /**
  * The offline source: the numbers of the page's samples (config.data, app/page/kernel_data.py)
- * for any state, computed as the server computes them (kernel.js, assumptions.js,
- * lesson.js mirror sdpa_core and app.simulation.parts).
+ * for any state, computed as the server computes them (kernel.js, offline/assumption_numbers.js,
+ * lesson_numbers.js mirror sdpa_core and app.simulation.parts).
  */
 class KernelSource {
   /**
@@ -167,7 +165,7 @@ class KernelSource {
     return null;
   }
 
-  /** The weights frame of `state` (assumptions.js: any precision, with or without the max). */
+  /** The weights frame of `state` (offline/assumption_numbers.js: any precision, with or without the max). */
   weightsFrame(state) {
     const { d_k: d, n, causal, scaled, temperature, precision, subtract_max: stable } = state;
     const raw = this.scoresFor(state);

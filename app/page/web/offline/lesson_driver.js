@@ -1,14 +1,14 @@
 /*
- * sdpa-sim offline lesson: the exported page's lesson views and when they redraw.
+ * The offline lesson's driver: the exported page's lesson views and when they redraw.
  *
  * The lesson below the first screen (the collapse curves, the training bands, one query
  * scaled vs unscaled, the output weights·V and "When the assumptions break") is drawn
- * with the served page's lesson code (lesson_drawing.js) once the first screen is
+ * with the served page's lesson code (lesson_figures.js) once the first screen is
  * complete and the page is idle, one view per frame, each only when what it shows moved
  * (lessonKeys). The views drawn from numbers of their own (the row comparison, the
  * output) ask the page's number source for them when they are drawn (lessonNumbers).
  *
- * controller.js's page (window.SdpaExport.page) owns the state, the models and the
+ * page.js's page (globalThis.SdpaExport.page) owns the state, the models and the
  * source; an OfflineLesson reads them through it and asks it for numbers (`request`). It
  * reads its config from the page's (app/export/page.py) and names no control.
  */
@@ -49,7 +49,7 @@ const VIEW_PART = Object.fromEntries(
 );
 
 /**
- * The lesson's views of `page` (controller.js's ExportPage: its state, models, number
+ * The lesson's views of `page` (offline/page.js's ExportPage: its state, models, number
  * store, figures and `request(parts)`), each redrawn only when what it shows moved.
  */
 class OfflineLesson {
@@ -242,7 +242,7 @@ class OfflineLesson {
   }
 
   /**
-   * app.page.views.row_compare.RowCompareView._show, and the heatmap's dashed outline; false
+   * app.page.views.row_compare.RowCompareView, and the heatmap's dashed outline; false
    * while the row's numbers are on their way.
    */
   renderRow() {
@@ -258,7 +258,7 @@ class OfflineLesson {
   }
 
   /**
-   * app.page.views.output.OutputView._show: V and weights·V for the current weights; false
+   * app.page.views.output.OutputView: V and weights·V for the current weights; false
    * while their numbers are on their way.
    */
   renderOutput() {
@@ -271,7 +271,7 @@ class OfflineLesson {
     this.outputDrawing.draw(frame, n);
   }
 
-  /** The collapse curves, as the served page's lesson draws them (lesson_drawing.js). */
+  /** The collapse curves, as the served page's lesson draws them (lesson_figures.js). */
   renderCollapse() {
     this.collapse ??= new lessonDrawing.CollapseDrawing(
       this.page.models,
@@ -283,7 +283,7 @@ class OfflineLesson {
   }
 
   /**
-   * The served training section without the student's run (lesson_drawing.js's
+   * The served training section without the student's run (lesson_figures.js's
    * TrainingDrawing, which the served page runs too): the bands of the grid d_k the
    * served section shows at this d_k, that d_k marked, the note under them.
    */

@@ -1,16 +1,15 @@
 /*
- * sdpa-sim export controller: the state of an exported page and its way to the Bokeh models.
+ * The offline page: its state and its way to the Bokeh models.
  *
  * A control change flows one way, as in the served app: control → state → ask the page's
  * number source for the parts that depend on what changed → draw the frame it delivers
  * into the Bokeh sources, ranges, titles and readouts, in place. The page computes no
- * number itself: the offline file's source is kernel_source.js (window.SdpaKernelSource,
- * computing with window.SdpaKernel), whose header describes the interface a served
- * session's source shares. The controls are the served page's, drawn by its code
- * (control_drawing.js, window.SdpaControlDrawing) before Bokeh draws the figures; Bokeh
- * CustomJS callbacks call in through window.SdpaExport: `start(models)` once the
- * document is ready. The lesson below the first screen is offline_lesson.js's
- * (window.SdpaOfflineLesson), which the page tells when the first screen is complete.
+ * number itself: the offline file's source is kernel_source.js (computing with kernel.js),
+ * whose header describes the interface a served session's source shares. The controls are
+ * the served page's, drawn by its code (control_widgets.js) before Bokeh draws the figures;
+ * Bokeh CustomJS callbacks call in through `globalThis.SdpaExport`: `start(models)` once the
+ * document is ready. The lesson below the first screen is lesson_driver.js's, which the page
+ * tells when the first screen is complete.
  *
  * The controls (names, labels, kinds, widget specs, slider grids, URL formats), the
  * recompute graph, the URL order and the readout thresholds all come from the page's
@@ -31,7 +30,7 @@ const CONFIG = JSON.parse(document.getElementById("sdpa-export-config").textCont
 /** The controls the page offers (app.simulation.spec.page_spec), in the spec's order. */
 const CONTROLS = CONFIG.controls;
 const CONTROL = Object.fromEntries(CONTROLS.map((control) => [control.name, control]));
-/** What control_drawing.js draws each widget from (app/served/components/controls.py's specs),
+/** What control_widgets.js draws each widget from (app/served/components/controls.py's specs),
  * by name, and each grid of the page (its element's id) → the widgets drawn into it. */
 const WIDGETS = CONFIG.widgets;
 const GRIDS = CONFIG.grids;
@@ -56,7 +55,7 @@ const SECTION = CONFIG.assumptions;
 let shownControls = { shown: null, notices: [] };
 /** The state the page opens in (openingState), read as the page loads. */
 let opening = null;
-/** The widgets drawn, by name: `{element, show(value)}` (control_drawing.js). */
+/** The widgets drawn, by name: `{element, show(value)}` (control_widgets.js). */
 const drawn = {};
 
 /**
@@ -115,7 +114,7 @@ function openingState() {
   };
 }
 
-/** What widget `name` shows for `state`, as control_drawing.js's `show` takes it (the
+/** What widget `name` shows for `state`, as control_widgets.js's `show` takes it (the
  * served session's ControlBinding sends the same). */
 function shownOnWidget(name, state) {
   if (name === PRESET) {
@@ -221,7 +220,7 @@ class ExportPage {
     this.source = source;
     /** The last request's sequence number (each request takes the next). */
     this.sequence = 0;
-    /** By part: the numbers last drawn and the state they are of (figures.js). */
+    /** By part: the numbers last drawn and the state they are of (first_screen_figures.js). */
     this.store = new figureDrawing.FrameStore();
     /** The heatmap, histograms and readouts: the drawing code the served page shares. */
     this.figures = new figureDrawing.FirstScreenFigures(models, CONFIG, this.readouts);
@@ -237,7 +236,7 @@ class ExportPage {
     this.scene = { ...opening.scene };
     this.updates = 0;
     this.pending = null;
-    /** The lesson below the first screen (offline_lesson.js). */
+    /** The lesson below the first screen (offline/lesson_driver.js). */
     this.lesson = new offlineLesson.OfflineLesson(this);
     /** The histograms wait for the frame after the heatmap's (finishFirstScreen). */
     this.histogramsScheduled = false;
@@ -382,7 +381,7 @@ class ExportPage {
   }
 
   /**
-   * A widget moved (control_drawing.js's message: `{name, index}` for a slider, `{name,
+   * A widget moved (control_widgets.js's message: `{name, index}` for a slider, `{name,
    * value}` otherwise): a preset scene applies whole; a slider position that already
    * shows the state (an exact value a link set, off the grid) changes nothing.
    */
@@ -614,7 +613,7 @@ const api = {
       histograms_pending: page.histogramsScheduled,
       // The lesson's document is drawn.
       sections_ready: Boolean(page.sectionsReady),
-      // A lesson pass is scheduled or under way (offline_lesson.js's schedule).
+      // A lesson pass is scheduled or under way (offline/lesson_driver.js's schedule).
       lesson_pending: page.lesson.scheduled,
       non_finite: weights.report.nonFinite,
       max_abs_error: weights.report.maxAbsError,

@@ -1,8 +1,8 @@
 /*
  * The session's own websocket on the served page (app/served/channel.py): moves go out on it as
  * short JSON messages, frames of numbers come back as binary messages and a component's
- * small values as JSON ones, all outside Bokeh's document protocol. One per session key, shared by the drawn components of the
- * page (each component's module carries this file; the first to run defines it).
+ * small values as JSON ones, all outside Bokeh's document protocol. One per session key,
+ * shared by the page's drawn components (one module in the page's bundle).
  *
  * It is an accelerator: until it is open, and once it closes or is refused, `send` says
  * false and the component sends over Bokeh's websocket instead, and the session sends its

@@ -1,9 +1,8 @@
 /*
- * The served page's controls (app/served/components/controls.py), drawn by control_drawing.js
+ * The served page's controls (app/served/components/controls.py), drawn by control_widgets.js
  * from the widgets' spec: the first screen's, then, under a "More controls" button that
  * the page opens and closes by itself, the others and the share part. A move is sent to
- * the session on its own channel (channel.js and control_drawing.js come before this code)
- * while it is open, else as a component message; `values` holds the state's values the page
+ * the session on its own channel (channel.js) while it is open, else as a component message; `values` holds the state's values the page
  * starts from, and later ones come as messages.
  */
 import * as SdpaControlDrawing from "../shared/control_widgets.js";

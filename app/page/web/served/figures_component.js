@@ -1,9 +1,9 @@
 /*
  * The served page's first-screen figures (app/served/components/figures.py): embed the figures'
- * Bokeh items once, then draw every frame the session sets with figures.js, as the
+ * Bokeh items once, then draw every frame the session sets with first_screen_figures.js, as the
  * offline page does with its own source's frames, whether they come on the frame property
- * or on the session's own channel. embedding.js and channel.js come before this code
- * (figureModels, followTheme, unpack, SdpaChannel).
+ * or on the session's own channel (channel.js). The items and the drawing config are page
+ * data (page_data.js), the same for every student.
  */
 import * as F from "../shared/first_screen_figures.js";
 import * as SdpaChannel from "./channel.js";

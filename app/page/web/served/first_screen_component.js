@@ -1,7 +1,7 @@
 /*
  * The served page's first screen around its drawn parts (app/served/components/first_screen.py): the
  * landmark and hidden headings, the controls' card (its controls and "More controls" are
- * drawn_controls.js's), the column of the plots with the lesson's gate under them, and the theme the document shows.
+ * served/controls_component.js's), the column of the plots with the lesson's gate under them, and the theme the document shows.
  * The parts Python fills (controls, figures, alerts, the lesson) are its children; the
  * layout around them is plain elements and CSS.
  */

@@ -1,10 +1,10 @@
 /*
  * The served page's lesson sections drawn in the browser (app/served/components/lesson.py): put
  * their markup in, embed their figures' Bokeh items once, and draw and grade them with
- * lesson_drawing.js, as the offline page does; the row comparison and the output draw the
+ * lesson_figures.js, as the offline page does; the row comparison and the output draw the
  * numbers the session sends, on the frame and view properties or on the session's own
- * channel. embedding.js and channel.js come before this code (figureModels, followTheme,
- * unpack, SdpaChannel).
+ * channel (channel.js). The markup, the figures' items and the config are page data
+ * (page_data.js), the same for every student.
  */
 
 import * as SdpaControlDrawing from "../shared/control_widgets.js";
@@ -191,7 +191,7 @@ function drawLesson(model, el, data) {
 /**
  * The served training section (app/served/components/training.py's markup): its figures, embedded
  * once the session sends them (when the process's grid is ready), drawn by
- * lesson_drawing.js's TrainingDrawing; the session's view (bands, words, buttons, progress)
+ * lesson_figures.js's TrainingDrawing; the session's view (bands, words, buttons, progress)
  * and the run's steps. They come on the channel as changes (`take`), or on the component's
  * `training_*` properties whole.
  */
@@ -293,8 +293,8 @@ class ServedTraining {
 
 /**
  * The served assumptions section (app/served/components/assumptions.py's markup and config): its
- * controls drawn by control_drawing.js (a move goes to the session), its histogram embedded
- * once the session first speaks to it (when the section is opened) and drawn by figures.js
+ * controls drawn by control_widgets.js (a move goes to the session), its histogram embedded
+ * once the session first speaks to it (when the section is opened) and drawn by first_screen_figures.js
  * from the lesson's frames, its readouts the session's HTML, and the CSV files the session
  * writes when a download button asks, saved as the offline page saves its own.
  */

@@ -2,9 +2,8 @@
  * Both pages' controls drawn in the browser: a slider, a switch, a choice of buttons (the
  * preset scenes too), a whole-number box or an action's button built from a widget's spec
  * (app/served/components/controls.py's widget_spec), named by its label. Shared by the served
- * first screen's component (drawn_controls.js), the served lesson's (drawn_lesson.js) and
- * the offline file (app/page/assets/controller.js): each served component's module carries
- * this file, the file loads it first, and the first to run defines it.
+ * first screen's component (served/controls_component.js), the served lesson's
+ * (served/lesson_component.js) and the offline page (offline/page.js).
  */
 /**
  * A unique id for an element a label, a description or a button points at: the part it

@@ -1,8 +1,8 @@
 /*
- * sdpa-sim first-screen figures: the heatmap, the two histograms and the readouts, drawn
+ * The first screen's figures: the heatmap, the two histograms and the readouts, drawn
  * from frames of numbers.
  *
- * One drawing code for both pages: the offline file's controller.js (ExportPage) and the
+ * One drawing code for both pages: the offline file's offline/page.js (ExportPage) and the
  * served page's component (app/served/components/figures.py) hand it the Bokeh models of the
  * figures app/page/figures.py builds, and the numbers their source delivered
  * (kernel_source.js describes frames). It never computes a number; the words come from
@@ -11,8 +11,6 @@
  * `config` holds what app.page.figures.figures_config gives: `parts` (the model parts'
  * names), `heatmap` (columns, titles, palettes), `histogram.headroom`, `texts` (the
  * readouts' and histograms' templates) and the verdict's thresholds.
- *
- * In the page it is window.SdpaFigures; under Node, module.exports.
  */
 import { bokehImage } from "./bokeh_image.js";
 import * as T from "./text.js";
@@ -151,7 +149,7 @@ class FirstScreenFigures {
   }
 
   /**
-   * app.page.views.heatmap's _apply_overflow: overflowed weights in their own colour over the
+   * app.page.views.heatmap's overflow layer: overflowed weights in their own colour over the
    * weights view, with a legend (and the mask's entry when the mask is on).
    */
   drawOverflow(state, store) {
@@ -204,7 +202,7 @@ class FirstScreenFigures {
     }
   }
 
-  /** app.page.views.heatmap's _apply_view: which image, title, colour bar and mapper range. */
+  /** app.page.views.heatmap's view (HeatmapView, colour_range): which image, title, colour bar and mapper range. */
   drawView(view, store) {
     const m = this.models;
     const heatmap = this.config.heatmap;
@@ -244,14 +242,14 @@ class FirstScreenFigures {
     }
   }
 
-  /** app.page.views.histogram's show, into the histogram `which` of this page's models. */
+  /** A histogram as app.page.views.histogram builds it, into the histogram `which` of this page's models. */
   drawHistogram(which, frame, title, curveLabel) {
     drawHistogram(this.models, which, frame, title, curveLabel, this.config.histogram.headroom);
   }
 }
 
 /**
- * app.page.views.histogram's show: bars, curve, ranges, title and curve label, in place, into
+ * A histogram as app.page.views.histogram builds it: bars, curve, ranges, title and curve label, in place, into
  * the models `models` holds by the names `${which}_histogram`, `_bars`, `_curve` and
  * `_curve_item`; the y range reaches `headroom` times the highest bar or curve point.
  */

@@ -1,11 +1,10 @@
 /*
- * sdpa-sim export kernel: the few sdpa_core computations an exported page needs.
+ * The offline kernel: the few sdpa_core computations the offline page needs.
  *
  * Each function mirrors its NumPy counterpart operation for operation (the same order of
  * floating-point steps, float32 where NumPy works in float32), so the page shows the
  * numbers the server shows; tests/export runs it under Node against sdpa_core. Pure
- * functions on typed arrays: no DOM, no Bokeh. In the page it is window.SdpaKernel; under
- * Node, module.exports.
+ * functions on typed arrays: no DOM, no Bokeh.
  */
 
 /** The bytes of base64 text, as an ArrayBuffer (how the page embeds its numbers). */

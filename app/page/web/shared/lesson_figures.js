@@ -1,12 +1,11 @@
 /*
- * sdpa-sim lesson drawing: what both pages run to draw the lesson's sections that need no
- * numbers a session computes (the collapse curves, the training grid's bands, the worked
- * example, the quiz), the served page's training run, and those that draw the numbers of
- * the `row` and `output` parts (the row comparison, the
- * output) into their Bokeh models and markup (app/page/lesson.py builds both, once). The offline file's
- * controller.js calls it with the page's document; the served page's lesson component
- * (app/page/assets/drawn_lesson.js) with its own element. In the page it is
- * window.SdpaLessonDrawing; under Node, module.exports.
+ * The lesson's figures, drawn by both pages: the sections that need no numbers a session
+ * computes (the collapse curves, the training grid's bands, the worked example, the quiz),
+ * the served page's training run, and those that draw the numbers of the `row` and `output`
+ * parts (the row comparison, the output), into their Bokeh models and markup
+ * (app/page/lesson.py builds both, once). The offline page (offline/lesson_driver.js) calls it
+ * with the page's document; the served lesson (served/lesson_component.js) with its own
+ * element.
  */
 import { bokehImage } from "./bokeh_image.js";
 import * as lesson from "./lesson_numbers.js";
@@ -15,7 +14,7 @@ import * as lesson from "./lesson_numbers.js";
 const all = (value) => (Array.isArray(value) ? value : [value]);
 
 /**
- * app.page.views.collapse.CollapseView.update: the curves at the temperature (the nearest the
+ * app.page.views.collapse.CollapseView: the curves at the temperature (the nearest the
  * data carries), the ring at d_k on the curve of the scale switch, and its caption.
  * `sources` holds the curves' and the marker's sources by name (`collapse_scaled`,
  * `collapse_unscaled`, `collapse_marker`: a model or a list of them), `caption` the
@@ -50,8 +49,8 @@ class CollapseDrawing {
 }
 
 /**
- * app.page.views.row_compare.RowCompareView._show: the two bar sources, the title, the legend
- * and the query's box for the row comparison `comparison` (lesson.js's rowComparison, or
+ * app.page.views.row_compare.RowCompareView: the two bar sources, the title, the legend
+ * and the query's box for the row comparison `comparison` (lesson_numbers.js's rowComparison, or
  * a session's `row` numbers) of the n×n matrix, the box showing `row`. `models` holds
  * the models by name (app.page.lesson.row_views), `spec` the row's data (row_spec).
  */
@@ -77,7 +76,7 @@ class RowDrawing {
 }
 
 /**
- * app.page.views.output.OutputView._show: V and weights·V (`frame`: lesson.js's outputFrame,
+ * app.page.views.output.OutputView: V and weights·V (`frame`: lesson_numbers.js's outputFrame,
  * or a session's `output` numbers) for an n-row matrix of `dim` columns, into `models`
  * by name (app.page.lesson.output_views).
  */

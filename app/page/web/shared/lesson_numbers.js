@@ -1,9 +1,8 @@
 /*
- * sdpa-sim export lesson: what the lesson's views below the first screen show, computed
+ * The lesson's numbers and feedback: what the lesson's views below the first screen show, computed
  * in the page from the data app/page/lesson.py embeds (the served page's own numbers
- * and words). Pure functions of that data and the page's state; controller.js puts their
- * results into the Bokeh models and the page. In the page it is window.SdpaLesson; under
- * Node, module.exports.
+ * and words). Pure functions of that data and the page's state; offline/page.js puts their
+ * results into the Bokeh models and the page.
  */
 
 import * as kernel from "./kernel.js";

@@ -1,5 +1,5 @@
 /*
- * sdpa-sim export query: untrusted URL query values → valid control values, as
+ * The offline page's URL rules: untrusted URL query values → valid control values, as
  * app/simulation/query.py reads them for the served app, from the rules app/simulation/query.py hands over as
  * data (query_spec: the parameters in order with their kinds, bounds and choices, the
  * true/false words, the length limit, and this Python's Unicode decimal digits and spaces),
@@ -14,7 +14,7 @@
  * that shows letters, digits, space and ".+-_?" as they are and every other character as
  * its Python escape (app.simulation.query.excerpt), numbers with all their digits (shown_number). A
  * row past the scene's n is its last (app.simulation.query.limit_indexes, rules as data from
- * app.simulation.query.index_limits). In the page it is window.SdpaQuery; under Node, module.exports.
+ * app.simulation.query.index_limits).
  */
 
 import * as kernel from "./kernel.js";

@@ -1,11 +1,9 @@
 /*
- * sdpa-sim export text: the words and numbers an exported page writes, as the server
- * writes them. Python's number formats (".1f", ".3g", "g") and its str.format (`fill`);
+ * The words and numbers both pages write, as the server writes them. Python's number formats (".1f", ".3g", "g") and its str.format (`fill`);
  * the readout tiles of app.page.views.readouts and the histogram titles of app.page.views.histogram,
  * whose words and formats it receives as data (`texts`: the templates those modules own,
  * handed over in the page's config) and fills from numbers: the logic of which text applies
- * is here, the texts are not. Nothing is built from the URL. In the page it is
- * window.SdpaText; under Node, module.exports.
+ * is here, the texts are not. Nothing is built from the URL.
  */
 
 /**
