@@ -45,7 +45,7 @@ installed=$(node -e '
   const fs = require("fs");
   const read = (path) => { try { return JSON.parse(fs.readFileSync(path)).packages; } catch { return null; } };
   const wanted = read("package-lock.json"), have = read("node_modules/.package-lock.json") || {};
-  // Optional packages are the other platforms' builds (esbuild's): npm installs only this one.
+  // Optional packages are builds for other platforms (of esbuild): npm installs only this one.
   const same = Object.entries(wanted).every(([path, entry]) =>
     path === "" || (have[path] ? have[path].version === entry.version : Boolean(entry.optional)));
   process.stdout.write(same ? "yes" : "no");')
