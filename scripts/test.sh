@@ -57,7 +57,7 @@ fi
 # The browser code: linted and formatted (Biome), its own tests (Node's test runner), and the
 # committed bundles exactly what its sources build (esbuild).
 npx --no-install biome ci --colors=off
-node --test tests/js/
+node --test --test-reporter=dot tests/js/
 node scripts/build_web.mjs --check
 
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"

@@ -63,7 +63,8 @@ FIGURES_HELPER_JS = """(() => {
   };
   window.sdpaComponent = () => [...Bokeh.documents[0].all_models].find((model) =>
     model.data != null && typeof model.data.property === 'function'
-    && 'figures' in model.data.properties && 'frame' in model.data.properties);
+    && 'shared' in model.data.properties && 'frame' in model.data.properties
+    && !('opened' in model.data.properties));
   const same = (a, b) => a.length === b.length && a.every((value, i) => Object.is(value, b[i]));
   window.sdpaHeatmap = () => {
     const figure = sdpaFigure('heatmap');
@@ -73,7 +74,7 @@ FIGURES_HELPER_JS = """(() => {
     // The view's column: the one whose image the glyph's "shown" column holds. BokehJS
     // keeps copies, so compare the numbers; where two views' images are equal (raw and
     // scaled at d_k = 1), the view the title names first.
-    const {titles, columns} = sdpaComponent().data.config.heatmap;
+    const {titles, columns} = window.SdpaDrawnFigures[0].config.heatmap;
     const named = Object.keys(titles).filter((view) => titles[view] === title);
     const order = [...named.map((view) => columns[view]), ...Object.values(columns)];
     const column = data.shown
@@ -83,8 +84,7 @@ FIGURES_HELPER_JS = """(() => {
   };
   window.sdpaFrames = () => {
     if (window.__sdpaFrames) return window.__sdpaFrames;
-    const component = sdpaComponent();
-    const log = {parts: component.data.config.parts, frames: []};
+    const log = {parts: window.SdpaDrawnFigures[0].config.parts, frames: []};
     // Every frame the component receives, on the frame property or the session's channel.
     window.SdpaDrawnFigures[0].listeners.push((frame) => {
       log.frames.push({sequence: frame.sequence, parts: [...frame.parts]});
@@ -96,7 +96,7 @@ FIGURES_HELPER_JS = """(() => {
 """Installed in every browser test's page: where the served figures are.
 
 ``sdpaFigure(name)`` is the DrawnFigures component's model of that name
-(``window.SdpaDrawnFigures[0].models``: app/page/assets/drawn_figures.js), else the model of that
+(``window.SdpaDrawnFigures[0].models``: app/page/web/served/figures_component.js), else the model of that
 name in any Bokeh document on the page (the lesson's figures are in the session's own);
 ``sdpaComponent()`` the component's own Bokeh model (its parameters on ``data``);
 ``sdpaHeatmap()`` the heatmap figure, its one image renderer, the source's data, the view's

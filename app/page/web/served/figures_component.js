@@ -43,10 +43,18 @@ export function render({ model, el }) {
   let histogramsDue = false;
   /** The sequence of the newest frame received. */
   let newest = 0;
-  /** What tests and the benchmark read: the models once embedded, the frames drawn, the
-   * sequence of the last, the session's channel key, and the callbacks that hear of each
-   * frame received by either websocket (SdpaDrawnFigures holds one record per component). */
-  const record = { models: null, frames: 0, sequence: 0, channel: key, listeners: [] };
+  /** What tests and the benchmark read: the models once embedded, the drawing config, the
+   * frames drawn, the sequence of the last, the session's channel key, and the callbacks that
+   * hear of each frame received by either websocket (SdpaDrawnFigures holds one record per
+   * component). */
+  const record = {
+    models: null,
+    config: null,
+    frames: 0,
+    sequence: 0,
+    channel: key,
+    listeners: [],
+  };
   globalThis.SdpaDrawnFigures ??= [];
   globalThis.SdpaDrawnFigures.push(record);
 
@@ -108,6 +116,7 @@ export function render({ model, el }) {
     PICKS.set(models.heatmap, (y) => {
       if (!SdpaChannel.send(key, config.channel_target, { row: y })) model.send_msg({ row: y });
     });
+    record.config = config;
     record.models = models;
     draw(unpack(model.frame), true);
     model.on("frame", () => draw(unpack(model.frame), false));
