@@ -96,8 +96,9 @@ FIGURES_HELPER_JS = """(() => {
 """Installed in every browser test's page: where the served figures are.
 
 ``sdpaFigure(name)`` is the DrawnFigures component's model of that name
-(``window.SdpaDrawnFigures[0].models``: app/page/web/served/figures_component.js), else the model of that
-name in any Bokeh document on the page (the lesson's figures are in the session's own);
+(``window.SdpaDrawnFigures[0].models``: app/page/web/served/figures_component.js), else the
+model of that name in any Bokeh document on the page (the lesson's figures are in the
+session's own);
 ``sdpaComponent()`` the component's own Bokeh model (its parameters on ``data``);
 ``sdpaHeatmap()`` the heatmap figure, its one image renderer, the source's data, the view's
 column the renderer draws (column ``shown`` holds a copy of its image) and the view's title;
