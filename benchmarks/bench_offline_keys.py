@@ -64,7 +64,7 @@ def main() -> None:
         ]
         results = run_rounds(tabs, options.rounds, options.presses)
         browser.close()
-    print_results(results, load)
+    print_results(results, load, options.samples)
 
 
 if __name__ == "__main__":

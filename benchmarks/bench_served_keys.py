@@ -92,7 +92,7 @@ def main() -> None:
         tabs = [open_tab(browser, name, n, f"{url}?n={n}") for name, url in servers.items()]
         results = run_rounds(tabs, options.rounds, options.presses)
         browser.close()
-    print_results(results, load)
+    print_results(results, load, options.samples)
 
 
 if __name__ == "__main__":

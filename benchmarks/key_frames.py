@@ -22,6 +22,7 @@ the figure named ``heatmap`` (a page whose heatmap the server still drew).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import random
@@ -322,10 +323,20 @@ def add_round_options(parser: argparse.ArgumentParser) -> None:
     """The options both benchmarks take: rounds and presses per round."""
     parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds (6)")
     parser.add_argument("--presses", type=int, default=10, help="keys per kind a round (10)")
+    parser.add_argument("--samples", type=Path, help="also write every sample here (JSON)")
 
 
-def print_results(results: dict[tuple, Samples], load_at_start: float) -> None:
-    """Print the markdown table, by n and key kind, then the machine's load."""
+def print_results(
+    results: dict[tuple, Samples], load_at_start: float, samples_path: Path | None = None
+) -> None:
+    """Print the markdown table, by n and key kind, then the machine's load; write every
+    sample to ``samples_path`` if given (a list of {page, n, key, rows})."""
+    if samples_path is not None:
+        rows = [
+            {"page": name, "n": n, "key": kind, "rows": samples.rows}
+            for (name, n, kind), samples in results.items()
+        ]
+        samples_path.write_text(json.dumps(rows, indent=1))
     print(TABLE_HEAD)
     for (name, n, kind), samples in sorted(results.items(), key=lambda item: item[0][1:]):
         print(table_row(name, n, kind, samples))
