@@ -22,6 +22,10 @@ builds, export each (``sdpa-sim export``) and pass the files with ``--pages``: t
 measured in turn, ``--rounds`` times, so each sees the same spells of load.
 
     python benchmarks/bench_export.py [--repeats 20] [--loads 7] [--pages A.html B.html]
+
+Its key samples hook the page's own methods (``SdpaExport.page.set``): issue 46's target,
+keydown → the first animation frame after the heatmap's data source changed, through
+BokehJS's public API only and so for any build, is bench_offline_keys.py's.
 """
 
 from __future__ import annotations
