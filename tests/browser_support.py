@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import app.served.channel as channel_module
+import app.served.page_data as page_data
 from app.served.channel import ENABLED_ENV as CHANNEL_ENV
+from app.served.page_data import ENABLED_ENV as PAGE_DATA_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -187,8 +189,9 @@ def start_server(
     root) from the repository root on a free loopback port.
 
     It serves ``static/`` under ``/assets`` and mounts the sessions' own channel (app/
-    channel.py; ``channel=False`` leaves it out, as plain ``panel serve`` does) as
-    ``sdpa-sim`` does, and returns once the page answers; ``env`` adds to its environment
+    channel.py) and the pages' shared data (app/served/page_data.py; ``channel=False`` leaves
+    both out, as plain ``panel serve`` does) as ``sdpa-sim`` does, and returns once the page
+    answers; ``env`` adds to its environment
     (class mode's presenter key, say). Raises RuntimeError, with the server's log, if it
     exits or stays silent.
     """
@@ -212,9 +215,10 @@ def start_server(
             command += ["--static-dirs", f"{STATIC_PREFIX}={STATIC_DIR}"]
         environment = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
         environment.pop(CHANNEL_ENV, None)
+        environment.pop(PAGE_DATA_ENV, None)
         if channel:
-            command += ["--plugins", channel_module.__name__]
-            environment[CHANNEL_ENV] = "1"
+            command += ["--plugins", channel_module.__name__, "--plugins", page_data.__name__]
+            environment[CHANNEL_ENV] = environment[PAGE_DATA_ENV] = "1"
         with log_path.open("wb") as log:
             process = subprocess.Popen(
                 command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=environment

@@ -53,10 +53,10 @@ FIGURES_ATTRIBUTE = "shared"
 app/served/page_data.py): the model has both, whatever the type name Panel generates for it
 (``DrawnFigures1``…)."""
 
-LESSON_MARKUP_ATTRIBUTE = "opened"
+LESSON_MARKUP_ATTRIBUTE = "channel_target"
 """The property of the drawn lesson's data model (app/served/components/lesson.py,
-``DrawnLesson.opened``): the lesson's component, which draws the row comparison, has a
-``frame`` and page data too, and is told apart by it."""
+``DrawnLesson.channel_target``, never its default: the lesson's component, which draws the
+row comparison, has a ``frame`` and page data too, and is told apart by it)."""
 
 CHANNEL_KEY_ATTRIBUTE = "channel_key"
 """The figures' data model property holding the key of the session's own websocket

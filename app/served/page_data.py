@@ -21,6 +21,8 @@ carries only the address (:class:`SharedData`).
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -136,6 +138,22 @@ def publish_registered() -> None:
         published(key, build)
 
 
+_BUILDING: list[concurrent.futures.Future] = []
+_BUILDING_LOCK = threading.Lock()
+
+
+def publish_registered_soon() -> concurrent.futures.Future:
+    """Publish what every page draws (registered so far: the pages' modules register as
+    they are imported) in a thread of its own, once per process: the future of that work (a
+    worker asked for a page another worker built waits for it there, not on its event loop)."""
+    with _BUILDING_LOCK:
+        if not _BUILDING:
+            pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="page-data")
+            _BUILDING.append(pool.submit(publish_registered))
+            pool.shutdown(wait=False)
+        return _BUILDING[0]
+
+
 def enable() -> list[str]:
     """Publish page data in this process and those it starts: the ``panel serve`` arguments
     that mount the route (``sdpa-sim`` calls this before serving)."""
@@ -152,12 +170,13 @@ def enabled() -> bool:
 class PageDataHandler(RequestHandler):
     """``GET /page-data/<digest>.json``: a payload this process published, else 404."""
 
-    def get(self, digest: str) -> None:
+    async def get(self, digest: str) -> None:
         """Write the payload, cacheable for good, or answer 404."""
         body = STORE.body(digest)
         if body is None:
-            # A page another worker built: what every page draws is built here too.
-            publish_registered()
+            # A page another worker built: what every page draws is built here too, off
+            # the event loop (begun as the route was mounted).
+            await asyncio.wrap_future(publish_registered_soon())
             body = STORE.body(digest)
         if body is None:
             raise HTTPError(404)

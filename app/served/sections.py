@@ -18,7 +18,7 @@ from app.served.components.lazy_section import LazySection, SectionView
 from app.served.components.lesson import DrawnLesson, Section, lesson_data
 from app.served.components.training import training_figures
 from app.served.components.training_session import TrainingSession
-from app.served.page_data import register
+from app.served.page_data import enabled, publish_registered_soon, register
 from app.served.work_queue import WorkGate
 from app.simulation.model import SimulationModel
 
@@ -42,6 +42,10 @@ register(
         True,
     )
 )
+if enabled():
+    # Mounted in this process: what every page draws is ready before a page another worker
+    # built asks for it.
+    publish_registered_soon()
 
 
 class LessonSections:

@@ -19,6 +19,7 @@ from procs_support import free_port, run_async
 from tornado.httpclient import AsyncHTTPClient
 from tornado.web import Application, RequestHandler
 
+from app.page.bundle import BundledComponent
 from app.served.component_routes import app_components, bundle_files, served_component_files
 from app.server.guarded_http import GuardedHTTPServer
 from app.server.mounted_routes import (
@@ -171,5 +172,8 @@ def test_the_served_page_lists_its_components_and_their_bundles_only() -> None:
     names = {component.__name__ for component in app_components()}
     assert {"DrawnFigures", "DrawnControls", "DrawnLesson", "FirstScreen", "ClassBar"} <= names
     assert all(component.__module__.startswith("app.") for component in app_components())
-    # Their code is inline today (no ``_bundle``): the route serves nothing of this app.
-    assert served_component_files() == ()
+    # One bundle for them all, named by Panel after the class that declares it.
+    (bundle,) = served_component_files()
+    assert bundle.startswith("app.page.bundle/BundledComponent/_bundle_path/dist/served-")
+    bundled = [one for one in app_components() if issubclass(one, BundledComponent)]
+    assert len(bundled) >= 5 and all(bundle_files(one) == [bundle] for one in bundled)

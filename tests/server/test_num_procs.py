@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import itertools
 import os
 import re
@@ -43,6 +44,7 @@ from procs_support import (
 )
 
 from app.served import channel
+from app.served.component_routes import served_component_files
 from app.server import cli, front
 from app.server.front import PENDING_LIFETIME, Front, FrontConfig, Worker, worker_count
 from app.server.request_guard import RequestGuard
@@ -370,6 +372,8 @@ def test_without_num_procs_sdpa_sim_runs_panel_serve_in_process_as_before(
         "main",
         "--plugins",
         "app.served.channel",
+        "--plugins",
+        "app.served.page_data",
         "--websocket-max-message-size",
         str(cli.WEBSOCKET_MAX_MESSAGE_BYTES),
         "--websocket-compression-level",
@@ -402,7 +406,10 @@ def test_one_process_signs_and_guards(monkeypatch: pytest.MonkeyPatch) -> None:
     try:
         cli.guard_this_process(guard)
         server = HTTPServer(lambda request: None)
-        assert isinstance(server, GuardedHTTPServer) and server.guard == guard
+        # The guard lets through the app's own bundle at /components/ (cli fills it in).
+        expected = dataclasses.replace(guard, component_files=served_component_files())
+        assert isinstance(server, GuardedHTTPServer) and server.guard == expected
+        assert len(expected.component_files) == 1
     finally:
         HTTPServer.configure(None)
 
@@ -430,7 +437,7 @@ def test_a_worker_serves_the_app_as_one_process_does_on_a_unix_socket() -> None:
     arguments = cli.worker_arguments(options, 1, Path("/tmp/x/worker-1.sock"))
     assert arguments[:2] == ["serve", str(cli.MAIN)]
     assert _values(arguments, "--index") == ["main"]
-    assert _values(arguments, "--plugins") == ["app.served.channel"]
+    assert _values(arguments, "--plugins") == ["app.served.channel", "app.served.page_data"]
     assert _values(arguments, "--websocket-max-message-size") == ["1048576"]
     assert _values(arguments, "--websocket-compression-level") == ["1"]
     assert _values(arguments, "--unix-socket") == ["/tmp/x/worker-1.sock"]

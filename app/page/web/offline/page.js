@@ -18,6 +18,7 @@
  */
 
 import * as controlDrawing from "../shared/control_widgets.js";
+import { FirstScreenDriver } from "../shared/first_screen_driver.js";
 import * as figureDrawing from "../shared/first_screen_figures.js";
 import * as kernel from "../shared/kernel.js";
 import * as lessonDrawing from "../shared/lesson_figures.js";
@@ -220,12 +221,16 @@ class ExportPage {
     this.source = source;
     /** The last request's sequence number (each request takes the next). */
     this.sequence = 0;
-    /** By part: the numbers last drawn and the state they are of (first_screen_figures.js). */
-    this.store = new figureDrawing.FrameStore();
     /** The heatmap, histograms and readouts: the drawing code the served page shares. */
     this.figures = new figureDrawing.FirstScreenFigures(models, CONFIG, this.readouts);
-    /** The state the first screen shows (that of its last frame). */
-    this.shownState = null;
+    /** The first screen's driver, the served page's too: each completed first screen
+     * counts an update and lets the lesson follow. */
+    this.driver = new FirstScreenDriver(this.figures, FIRST_SCREEN_PARTS, PART.histograms, () => {
+      this.updates += 1;
+      this.lesson.schedule();
+    });
+    /** By part: the numbers last drawn and the state they are of. */
+    this.store = this.driver.store;
     /** While start draws the first picture: receive then draws it all in one frame. */
     this.starting = false;
     source.connect((frame) => this.receive(frame));
@@ -238,8 +243,16 @@ class ExportPage {
     this.pending = null;
     /** The lesson below the first screen (offline/lesson_driver.js). */
     this.lesson = new offlineLesson.OfflineLesson(this);
-    /** The histograms wait for the frame after the heatmap's (finishFirstScreen). */
-    this.histogramsScheduled = false;
+  }
+
+  /** The state the first screen shows (that of its last frame). */
+  get shownState() {
+    return this.driver.shownState;
+  }
+
+  /** Whether the histograms of the last move wait for the next frame. */
+  get histogramsScheduled() {
+    return this.driver.histogramsScheduled;
   }
 
   /** The numbers the first screen shows: the score images', the weights' and the raw
@@ -272,37 +285,16 @@ class ExportPage {
   }
 
   /**
-   * A frame from the source (kernel_source.js describes it): keep the numbers of each
-   * part it carries unless a newer frame already brought that part, then draw them: the
-   * first screen's at once (the histograms a frame later, finishFirstScreen), the
-   * lesson's when the lesson is next drawn.
+   * A frame from the source (kernel_source.js describes it): the driver keeps the numbers
+   * of each part it carries unless a newer frame already brought that part, and draws the
+   * first screen's (the histograms a frame later; the page's first picture in one frame,
+   * start); the lesson's are drawn when the lesson is next drawn.
    */
   receive(frame) {
-    const fresh = this.store.take(frame);
-    const first = new Set(fresh.filter((part) => FIRST_SCREEN_PARTS.includes(part)));
-    if (first.size > 0) {
-      this.shownState = frame.state;
-      this.render(first, frame.state);
-      if (this.starting) {
-        // The page's first picture: everything in one frame (start).
-        this.renderHistograms();
-      } else {
-        this.finishFirstScreen(first.has(PART.histograms));
-      }
-    }
+    const { fresh, first } = this.driver.take(frame, this.starting);
     if (!this.starting && fresh.length > first.size) {
       this.lesson.schedule();
     }
-  }
-
-  /** Draw the first screen's `parts` (a Set) from their numbers, computed for `state`. */
-  render(parts, state) {
-    this.figures.draw(parts, state, this.store);
-  }
-
-  /** The raw and the scaled histogram, from the numbers last received. */
-  renderHistograms() {
-    this.figures.drawHistograms(this.store);
   }
 
   /** Apply `changes` to the state and redraw what depends on them. */
@@ -321,34 +313,9 @@ class ExportPage {
       this.request(parts);
     } else {
       // Nothing on the first screen moved (the lesson's row): the lesson follows.
-      this.finishFirstScreen(false);
+      this.driver.finish(false);
     }
     this.whenIdle(() => this.writeUrl());
-  }
-
-  /**
-   * Draw the histograms, when they changed, in the frame after the one that shows the
-   * new heatmap: painting the three figures in one frame takes about twice as long as
-   * the heatmap alone. The lesson follows once the first screen is complete; `updates`
-   * counts completed first screens. A change that comes before the histograms are drawn
-   * is drawn with them.
-   */
-  finishFirstScreen(histogramsChanged) {
-    if (this.histogramsScheduled) {
-      return;
-    }
-    if (!histogramsChanged) {
-      this.updates += 1;
-      this.lesson.schedule();
-      return;
-    }
-    this.histogramsScheduled = true;
-    afterFrame(() => {
-      this.histogramsScheduled = false;
-      this.renderHistograms();
-      this.updates += 1;
-      this.lesson.schedule();
-    });
   }
 
   /**
@@ -609,7 +576,7 @@ const api = {
       uniform_entropy: weights.uniformEntropy,
       uniform_max_weight: weights.uniformMaxWeight,
       lesson_updates: page.lesson.updates,
-      // The histograms of the last d_k move are still to be drawn (finishFirstScreen).
+      // The histograms of the last d_k move are still to be drawn (FirstScreenDriver).
       histograms_pending: page.histogramsScheduled,
       // The lesson's document is drawn.
       sections_ready: Boolean(page.sectionsReady),

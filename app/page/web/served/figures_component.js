@@ -5,6 +5,7 @@
  * or on the session's own channel (channel.js). The items and the drawing config are page
  * data (page_data.js), the same for every student.
  */
+import { FirstScreenDriver } from "../shared/first_screen_driver.js";
 import * as F from "../shared/first_screen_figures.js";
 import * as SdpaChannel from "./channel.js";
 import { figureModels, followTheme, unpack } from "./embedding.js";
@@ -34,13 +35,10 @@ export function render({ model, el }) {
   box.append(plots, readouts, intro);
   el.append(box);
 
-  const store = new F.FrameStore();
   /** The page data's drawing config (app.page.figures.figures_config), once it is here. */
   let config = null;
-  let figures = null;
-  let histogramsScheduled = false;
-  /** Whether a frame received carried histograms not drawn yet. */
-  let histogramsDue = false;
+  /** The first screen's driver, the offline page's too (first_screen_driver.js). */
+  let driver = null;
   /** The sequence of the newest frame received. */
   let newest = 0;
   /** What tests and the benchmark read: the models once embedded, the drawing config, the
@@ -58,46 +56,26 @@ export function render({ model, el }) {
   globalThis.SdpaDrawnFigures ??= [];
   globalThis.SdpaDrawnFigures.push(record);
 
+  /** A frame is drawn once its histograms are (or at once, if it has none and none are
+   * still to be drawn): then every frame up to the newest received is on the page. */
+  function complete() {
+    record.frames += 1;
+    record.sequence = newest;
+  }
+
   function draw(frame, atOnce) {
     if (!frame?.parts) {
       return;
     }
     for (const listener of record.listeners) listener(frame);
-    const fresh = store.take(frame);
-    const first = new Set(fresh.filter((part) => figures.parts.includes(part)));
-    if (first.size > 0) {
-      figures.draw(first, frame.state, store);
-    }
-    if (fresh.includes(config.row_part)) {
-      figures.drawOutline(frame.state.n, frame.numbers[config.row_part].row);
-    }
     newest = Math.max(newest, frame.sequence);
-    // A frame is drawn once its histograms are (or at once, if it has none and none are
-    // still to be drawn): then every frame up to the newest received is on the page.
-    const finish = () => {
-      record.frames += 1;
-      record.sequence = newest;
-    };
-    if (atOnce) {
-      if (first.has(config.parts.histograms)) figures.drawHistograms(store);
-      finish();
-      return;
+    const { fresh, first } = driver.take(frame, atOnce);
+    if (fresh.includes(config.row_part)) {
+      driver.figures.drawOutline(frame.state.n, frame.numbers[config.row_part].row);
     }
-    if (first.has(config.parts.histograms)) histogramsDue = true;
-    if (!histogramsDue) {
-      finish();
-      return;
-    }
-    // The histograms a frame after the heatmap, as on the offline page: painting the
-    // three figures in one frame takes about twice as long as the heatmap alone.
-    if (histogramsScheduled) return;
-    histogramsScheduled = true;
-    F.afterFrame(() => {
-      histogramsScheduled = false;
-      histogramsDue = false;
-      figures.drawHistograms(store);
-      finish();
-    });
+    // The driver completes a frame with first-screen parts drawn a frame apart; this page
+    // counts every other frame once nothing waits.
+    if (atOnce || first.size === 0) driver.finish(false);
   }
 
   const embed = (item, target) => globalThis.Bokeh.embed.embed_item(item, target);
@@ -111,7 +89,8 @@ export function render({ model, el }) {
     ]);
     const models = figureModels(managers, ids);
     followTheme(managers, config.dark_theme, model);
-    figures = new F.FirstScreenFigures(models, config, readouts);
+    const figures = new F.FirstScreenFigures(models, config, readouts);
+    driver = new FirstScreenDriver(figures, figures.parts, config.parts.histograms, complete);
     globalThis[config.tap_hook] ??= (figure, y) => PICKS.get(figure)?.(y);
     PICKS.set(models.heatmap, (y) => {
       if (!SdpaChannel.send(key, config.channel_target, { row: y })) model.send_msg({ row: y });
