@@ -4,8 +4,16 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { FirstScreenDriver } from "../../app/page/web/shared/first_screen_driver.js";
 
-// Node has no frames: an animation frame runs on the next turn of the event loop.
+// Node has no frames: an animation frame runs on the next turn of the event loop, and a
+// message posted from it on the turn after (Node's own MessageChannel would keep the test
+// process alive).
 globalThis.requestAnimationFrame = (callback) => setTimeout(() => callback(0), 0);
+globalThis.MessageChannel = class {
+  constructor() {
+    this.port1 = { onmessage: null };
+    this.port2 = { postMessage: (data) => setTimeout(() => this.port1.onmessage?.({ data }), 0) };
+  }
+};
 
 const PARTS = ["scores", "weights", "histograms", "view"];
 
