@@ -369,6 +369,21 @@ class SimulationSpec:
             }
         )
 
+    @functools.cached_property
+    def ordered_inputs(self) -> Mapping[str, tuple[str, ...]]:
+        """Each model part → the controls it depends on, in the spec's order."""
+        return MappingProxyType(
+            {
+                part: tuple(n for n in self.names if n in inputs)
+                for part, inputs in self.inputs.items()
+            }
+        )
+
+    def part_key(self, part: str, values: Mapping[str, object]) -> tuple:
+        """The values of the controls ``part`` depends on, in the spec's order: a cache key
+        that is exact (every input, nothing else) and hashable."""
+        return tuple(values[name] for name in self.ordered_inputs[part])
+
     def parts_fed_by(self, changed: Iterable[str]) -> set[str]:
         """The model parts to recompute when the controls ``changed`` change."""
         changed = set(changed)
