@@ -167,6 +167,7 @@ def test_a_control_of_another_kind_gets_its_own_widget() -> None:
     switch = Control(
         "echo",
         feeds=frozenset({OUTPUT}),
+        mirror=True,
         widget="switch",
         kind="boolean",
         default=False,
