@@ -17,6 +17,8 @@ GAIN = Control(
     widget="slider",
     url_format="general",
     feeds=frozenset({WEIGHTS}),
+    # Nothing reads it, in Python or in the file: both compute the same at every value.
+    mirror=True,
 )
 """The throwaway control: a slider under "More controls" on both pages."""
 

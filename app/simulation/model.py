@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from types import SimpleNamespace
-from typing import Any
 
 import param
 
 from app.simulation.parts import (
     HistogramFrame,
     OutputFrame,
-    QKLaw,
     RowComparison,
     ScoreImages,
+    Values,
     WeightsFrame,
     histograms_for,
     histograms_ready,
@@ -22,7 +20,7 @@ from app.simulation.parts import (
     law_of,
     output_frame,
     row_comparison,
-    scores_for,
+    scores_of,
     weights_frame,
 )
 from app.simulation.spec import (
@@ -31,8 +29,10 @@ from app.simulation.spec import (
     OUTPUT,
     ROW,
     SCORES,
+    SPEC,
     VIEW,
     WEIGHTS,
+    SimulationSpec,
 )
 from app.simulation.state import SimulationState
 
@@ -55,39 +55,27 @@ otherwise compute the same softmax). Larger ones are computed per session: a few
 of n = 1024 would hold tens of MiB."""
 
 
-def _weights_of(
-    n: int,
-    d_k: int,
-    seed: int,
-    law: QKLaw,
-    *,
-    scaled: bool,
-    temperature: float,
-    causal: bool,
-    precision: str,
-    stable: bool,
-) -> WeightsFrame:
-    return weights_frame(
-        scores_for(n, d_k, seed, law),
-        d_k,
-        scaled=scaled,
-        temperature=temperature,
-        causal=causal,
-        precision=precision,
-        stable=stable,
-    )
+def _weights_of(values: Values) -> WeightsFrame:
+    """The weights part of the controls' ``values`` (computed, not shared)."""
+    return weights_frame(scores_of(values), values)
 
 
 @functools.lru_cache(maxsize=16)
-def shared_weights(*args: Any, **kwargs: Any) -> WeightsFrame:
-    """The weights of a state (the arguments of :func:`_weights_of`), computed once for
-    every session that shows it (the most recent 16 states, n ≤
-    :data:`SHARED_WEIGHTS_MAX_N`); their arrays are read-only."""
-    frame = _weights_of(*args, **kwargs)
+def _shared_weights(spec: SimulationSpec, key: tuple) -> WeightsFrame:
+    # The key holds every control the weights depend on, so it alone gives their values.
+    frame = _weights_of(dict(zip(spec.ordered_inputs[WEIGHTS], key, strict=True)))
     for array in (frame.weights, frame.weights_image, frame.overflow):
         if array is not None:
             array.flags.writeable = False
     return frame
+
+
+def shared_weights(values: Mapping[str, object], spec: SimulationSpec = SPEC) -> WeightsFrame:
+    """The weights of the controls' ``values``, computed once for every session that shows
+    them (the most recent 16 states, n ≤ :data:`SHARED_WEIGHTS_MAX_N`); their arrays are
+    read-only. Keyed by ``spec``'s :meth:`~SimulationSpec.part_key`: the values of the
+    controls the weights depend on, in the spec's order."""
+    return _shared_weights(spec, spec.part_key(WEIGHTS, values))
 
 
 class SimulationModel(param.Parameterized):
@@ -140,7 +128,7 @@ class SimulationModel(param.Parameterized):
         off the thread that serves every other student."""
         if HISTOGRAMS not in self.state.spec.parts_fed_by(changed):
             return False
-        return not histograms_ready(int(values["seed"]), law_of(SimpleNamespace(**values)))
+        return not histograms_ready(int(values["seed"]), law_of(values))
 
     def refresh(
         self, changed: Iterable[str], values: Mapping[str, object] | None = None
@@ -155,36 +143,21 @@ class SimulationModel(param.Parameterized):
         thread is given them, taken on the event loop, since the state may move meanwhile.
         One refresh at a time per model.
         """
-        parts = self.state.spec.parts_fed_by(changed)
+        spec = self.state.spec
+        parts = spec.parts_fed_by(changed)
         values = dict(values) if values is not None else self.state.control_values()
-        state = SimpleNamespace(**values)
-        law = law_of(state)
+        # Every part function reads the one mapping by the spec's names: a new control
+        # reaches the part that uses it with no change here.
         if SCORES in parts:
-            self.scores = images_for(state.n, state.d_k, state.seed, state.causal, law)
+            self.scores = images_for(values)
         if WEIGHTS in parts:
-            weights_of = shared_weights if state.n <= SHARED_WEIGHTS_MAX_N else _weights_of
-            self.weights = weights_of(
-                state.n,
-                state.d_k,
-                state.seed,
-                law,
-                scaled=state.scaled,
-                temperature=state.temperature,
-                causal=state.causal,
-                precision=state.precision,
-                stable=state.subtract_max,
-            )
+            small = int(values["n"]) <= SHARED_WEIGHTS_MAX_N
+            self.weights = shared_weights(values, spec) if small else _weights_of(values)
         if ROW in parts:
-            self.row = row_comparison(
-                scores_for(state.n, state.d_k, state.seed, law),
-                state.row,
-                state.d_k,
-                temperature=state.temperature,
-                causal=state.causal,
-            )
+            self.row = row_comparison(scores_of(values), values)
         if OUTPUT in parts:
-            self.output = output_frame(self.weights.weights, state.seed)
+            self.output = output_frame(self.weights.weights, values)
         if HISTOGRAMS in parts:
-            self.raw_histogram, self.scaled_histogram = histograms_for(state.d_k, state.seed, law)
+            self.raw_histogram, self.scaled_histogram = histograms_for(values)
         self.computed_for = values
         return parts

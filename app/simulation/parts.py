@@ -7,6 +7,7 @@ what sessions can share (read-only), and converts to the float32 the browser rec
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
@@ -41,9 +42,19 @@ LESSON_LAW = QKLaw()
 """The lesson's assumptions: unit variances, independent q and k, no normalisation."""
 
 
+Values = Mapping[str, object]
+"""The controls' values by the spec's names (what :meth:`SimulationState.control_values`
+returns): what every part function reads."""
+
+
 def law_of(state: object) -> QKLaw:
-    """The :class:`QKLaw` of a state's controls (``sigma_q``, ``sigma_k``, ``rho``, ``qk_norm``)."""
-    return QKLaw(float(state.sigma_q), float(state.sigma_k), float(state.rho), bool(state.qk_norm))
+    """The :class:`QKLaw` of a state's controls (``sigma_q``, ``sigma_k``, ``rho``,
+    ``qk_norm``): of a state (its attributes) or of the controls' values (a mapping)."""
+    # The views hand a state, the model its values mapping: read either by the same names.
+    get = state.__getitem__ if isinstance(state, Mapping) else state.__getattribute__
+    return QKLaw(
+        float(get("sigma_q")), float(get("sigma_k")), float(get("rho")), bool(get("qk_norm"))
+    )
 
 
 def _law_args(law: QKLaw) -> tuple[QKLaw, ...]:
@@ -86,6 +97,11 @@ def scores_for(n: int, d_k: int, seed: int, law: QKLaw = LESSON_LAW) -> np.ndarr
     """:func:`raw_scores`, keyed as the lesson's entries always were when ``law`` is the
     lesson's."""
     return raw_scores(n, d_k, seed, *_law_args(law))
+
+
+def scores_of(values: Values) -> np.ndarray:
+    """The raw scores of the controls' ``values`` (n, d_k, seed and the law of Q and K)."""
+    return scores_for(int(values["n"]), int(values["d_k"]), int(values["seed"]), law_of(values))
 
 
 def scale_factor(d_k: int) -> np.float32:
@@ -133,9 +149,12 @@ def score_images(n: int, d_k: int, seed: int, causal: bool, law: QKLaw = LESSON_
     return images
 
 
-def images_for(n: int, d_k: int, seed: int, causal: bool, law: QKLaw = LESSON_LAW) -> ScoreImages:
-    """:func:`score_images`, keyed as the lesson's entries always were for its law."""
-    return score_images(n, d_k, seed, causal, *_law_args(law))
+def images_for(values: Values) -> ScoreImages:
+    """The scores part of the controls' ``values``: :func:`score_images` of their n, d_k,
+    seed, mask and law, keyed as the lesson's entries always were for its law."""
+    law = _law_args(law_of(values))
+    n, d_k, seed = int(values["n"]), int(values["d_k"]), int(values["seed"])
+    return score_images(n, d_k, seed, bool(values["causal"]), *law)
 
 
 @dataclass(frozen=True)
@@ -210,24 +229,22 @@ def _row_means(weights: np.ndarray, overflow: np.ndarray | None) -> tuple[float,
     )
 
 
-def weights_frame(
-    raw: np.ndarray,
-    d_k: int,
-    *,
-    scaled: bool,
-    temperature: float,
-    causal: bool,
-    precision: str = "float64",
-    stable: bool = True,
-) -> WeightsFrame:
-    """Attention weights from raw scores for the given scale, temperature and mask.
+def weights_frame(raw: np.ndarray, values: Values) -> WeightsFrame:
+    """The weights part: attention weights from raw scores for the scale, temperature,
+    mask and softmax that the controls' ``values`` set (``d_k``, ``scaled``,
+    ``temperature``, ``causal``, ``precision``, ``subtract_max``).
 
-    ``precision`` and ``stable`` choose how the softmax computes: the float64 logits are
-    rounded to that format and exp, the row sum and the division computed in it
+    ``precision`` and ``subtract_max`` choose how the softmax computes: the float64 logits
+    are rounded to that format and exp, the row sum and the division computed in it
     (``sdpa_core.softmax(logits, stable=, dtype=)``), with or without the row max
-    subtracted; overflow is kept as inf or NaN. Float64 with the max subtracted is the
-    lesson's softmax, bit for bit.
+    subtracted; overflow is kept as inf or NaN. Float64 with the max subtracted (also what
+    ``values`` without them mean) is the lesson's softmax, bit for bit.
     """
+    d_k, scaled = int(values["d_k"]), bool(values["scaled"])
+    temperature, causal = float(values["temperature"]), bool(values["causal"])
+    # Absent from a spec without the assumptions' controls: the lesson's softmax.
+    precision = str(values.get("precision", "float64"))
+    stable = bool(values.get("subtract_max", True))
     n_q, n_k = raw.shape
     mask = sdpa_core.causal_mask(n_q, n_k) if causal else None
     logits = _logits(raw, d_k, scaled=scaled, temperature=temperature, mask=mask)
@@ -270,11 +287,11 @@ class RowComparison:
     unscaled_entropy: float
 
 
-def row_comparison(
-    raw: np.ndarray, row: int, d_k: int, *, temperature: float, causal: bool
-) -> RowComparison:
-    """Weights of query ``row`` (clamped to the matrix) scaled and unscaled, side by side."""
-    row = min(max(int(row), 0), raw.shape[0] - 1)
+def row_comparison(raw: np.ndarray, values: Values) -> RowComparison:
+    """The row part: weights of query ``row`` of the controls' ``values`` (clamped to the
+    matrix) scaled and unscaled, side by side, at their ``d_k``, ``temperature`` and mask."""
+    d_k, temperature, causal = int(values["d_k"]), float(values["temperature"]), values["causal"]
+    row = min(max(int(values["row"]), 0), raw.shape[0] - 1)
     visible = row + 1 if causal else raw.shape[1]
     scores = raw[row : row + 1, :visible]
     scaled, unscaled = (
@@ -304,9 +321,10 @@ class OutputFrame:
     limit: float
 
 
-def output_frame(weights: np.ndarray, seed: int) -> OutputFrame:
-    """``weights @ V`` for the app's sampled values V; the limit is the largest |V| entry."""
-    values = sdpa_core.sample_values(weights.shape[1], OUTPUT_DIM, seed)
+def output_frame(weights: np.ndarray, controls: Values) -> OutputFrame:
+    """The output part: ``weights @ V`` for the app's values V sampled with the ``seed`` of
+    the controls' values ``controls``; the limit is the largest |V| entry."""
+    values = sdpa_core.sample_values(weights.shape[1], OUTPUT_DIM, int(controls["seed"]))
     return OutputFrame(
         values_image=np.ascontiguousarray(values, dtype=np.float32),
         output_image=np.ascontiguousarray(weights @ values, dtype=np.float32),
@@ -395,8 +413,8 @@ def histograms_ready(seed: int, law: QKLaw = LESSON_LAW) -> bool:
     return sdpa_core.dot_product_pool_ready(seed, rho=law.rho, qk_norm=law.qk_norm)
 
 
-def histograms_for(
-    d_k: int, seed: int, law: QKLaw = LESSON_LAW
-) -> tuple[HistogramFrame, HistogramFrame]:
-    """:func:`dot_product_histograms`, keyed as the lesson's entries always were for its law."""
-    return dot_product_histograms(d_k, seed, *_law_args(law))
+def histograms_for(values: Values) -> tuple[HistogramFrame, HistogramFrame]:
+    """The histograms part of the controls' ``values``: :func:`dot_product_histograms` of
+    their d_k, seed and law, keyed as the lesson's entries always were for its law."""
+    law = _law_args(law_of(values))
+    return dot_product_histograms(int(values["d_k"]), int(values["seed"]), *law)

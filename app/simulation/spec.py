@@ -8,7 +8,10 @@ order); :data:`SPEC` is the app's, from :data:`CONTROLS`. The state's parameters
 widgets (app/page/offline_controls.py), both URL parsers (app/simulation/query.py and, through
 :func:`page_spec`, app/page/assets/query.js) and the recompute graph (app/simulation/model.py)
 all read a spec. A new control is one entry here plus the view that draws it
-(``tests/model/test_new_control.py`` adds one through :meth:`SimulationSpec.with_control`).
+(``tests/model/test_new_control.py`` adds one through :meth:`SimulationSpec.with_control`);
+one that changes numbers also says whether the offline file computes them
+(:attr:`Control.mirror`), and is read, by its name, by the part function that uses it
+(app/simulation/parts.py) and, when mirrored, by the offline kernel (app/page/web/offline/).
 """
 
 from __future__ import annotations
@@ -58,6 +61,10 @@ ALL_PARTS = (SCORES, WEIGHTS, HISTOGRAMS, VIEW, ROW, OUTPUT)
 _SAMPLES = frozenset({SCORES, WEIGHTS, HISTOGRAMS, ROW, OUTPUT})
 """What a new draw of Q and K changes: everything that shows data."""
 
+NUMERIC_PARTS = _SAMPLES
+"""The parts with numbers (every part but the view): both pages' number sources compute
+them, the server's model and the offline file's kernel (app/page/web/offline/)."""
+
 
 @dataclass(frozen=True)
 class Control:
@@ -87,6 +94,12 @@ class Control:
     """One sentence shown with the widget ('' for none)."""
     offline: bool = True
     """Whether the exported page offers it (it keeps the others as exported)."""
+    mirror: bool | None = None
+    """For a control that feeds a part with numbers (:data:`NUMERIC_PARTS`): whether the
+    offline file's kernel computes them at any of its values (True), or only the served
+    page can and the file keeps the exported value (False: served-only, so ``offline``
+    must be False too). It must be said: a spec refuses such a control left at None
+    (tests/export/test_mirror.py checks that the kernel's frames follow each mirrored one)."""
     first_screen: bool = False
     """Whether its widget sits with the plots on the first screen; the others are under
     "More controls", unless a lesson section offers them (:attr:`lesson_section`)."""
@@ -149,6 +162,7 @@ CONTROLS: tuple[Control, ...] = (
         exact_label="exact d_k",
         help="Type any whole number from 1 to 1024; the slider moves in log steps.",
         feeds=_SAMPLES,
+        mirror=True,
     ),
     Control(
         "temperature",
@@ -162,6 +176,7 @@ CONTROLS: tuple[Control, ...] = (
         widget="slider",
         url_format="general",
         feeds=frozenset({WEIGHTS, ROW, OUTPUT}),
+        mirror=True,
     ),
     Control(
         "n",
@@ -174,6 +189,7 @@ CONTROLS: tuple[Control, ...] = (
         grid=N_GRID,
         widget="slider",
         feeds=frozenset({SCORES, WEIGHTS, ROW, OUTPUT}),
+        mirror=True,
     ),
     Control(
         "scaled",
@@ -184,6 +200,7 @@ CONTROLS: tuple[Control, ...] = (
         default=True,
         widget="switch",
         feeds=frozenset({WEIGHTS, OUTPUT}),
+        mirror=True,
     ),
     Control(
         "view",
@@ -203,6 +220,7 @@ CONTROLS: tuple[Control, ...] = (
         default=False,
         widget="switch",
         feeds=frozenset({SCORES, WEIGHTS, ROW, OUTPUT}),
+        mirror=True,
     ),
     Control(
         "seed",
@@ -214,6 +232,7 @@ CONTROLS: tuple[Control, ...] = (
         widget="whole_number",
         offline=False,
         feeds=_SAMPLES,
+        mirror=False,
     ),
     Control(
         "row",
@@ -225,6 +244,7 @@ CONTROLS: tuple[Control, ...] = (
         widget="none",
         offline=False,
         feeds=frozenset({ROW}),
+        mirror=True,
     ),
     # When the lesson's assumptions break (the lesson's "When the assumptions break"
     # section shows them). The offline page leaves out ρ and QK-norm: their histograms need
@@ -242,6 +262,7 @@ CONTROLS: tuple[Control, ...] = (
         widget="slider",
         url_format="general",
         feeds=_SAMPLES,
+        mirror=True,
     ),
     Control(
         "sigma_k",
@@ -255,6 +276,7 @@ CONTROLS: tuple[Control, ...] = (
         widget="slider",
         url_format="general",
         feeds=_SAMPLES,
+        mirror=True,
     ),
     Control(
         "rho",
@@ -270,6 +292,7 @@ CONTROLS: tuple[Control, ...] = (
         url_format="general",
         offline=False,
         feeds=_SAMPLES,
+        mirror=False,
     ),
     Control(
         "qk_norm",
@@ -281,6 +304,7 @@ CONTROLS: tuple[Control, ...] = (
         widget="switch",
         offline=False,
         feeds=_SAMPLES,
+        mirror=False,
     ),
     Control(
         "precision",
@@ -292,6 +316,7 @@ CONTROLS: tuple[Control, ...] = (
         choices=PRECISION_CHOICES,
         widget="buttons",
         feeds=frozenset({WEIGHTS, OUTPUT}),
+        mirror=True,
     ),
     Control(
         "subtract_max",
@@ -302,6 +327,7 @@ CONTROLS: tuple[Control, ...] = (
         default=True,
         widget="switch",
         feeds=frozenset({WEIGHTS, OUTPUT}),
+        mirror=True,
     ),
 )
 """Every control, in the order the URL writes them (after ``preset``)."""
@@ -331,6 +357,18 @@ class SimulationSpec:
             if not control.feeds or not control.feeds <= set(ALL_PARTS):
                 raise ValueError(
                     f"control {control.name!r} must feed some of the parts {', '.join(ALL_PARTS)}"
+                )
+            # A numeric control left unsaid would do nothing in the file, silently.
+            if control.feeds & NUMERIC_PARTS and control.mirror is None:
+                raise ValueError(
+                    f"control {control.name!r} feeds numbers: say whether the offline kernel "
+                    "computes them (mirror=True) or only the served page does "
+                    "(mirror=False, offline=False)"
+                )
+            if control.mirror is False and control.offline:
+                raise ValueError(
+                    f"control {control.name!r} is served-only (mirror=False): the file "
+                    "cannot offer it (offline=False)"
                 )
 
     def with_control(self, control: Control, *, after: str | None = None) -> SimulationSpec:
@@ -368,6 +406,32 @@ class SimulationSpec:
                 for part in ALL_PARTS
             }
         )
+
+    @functools.cached_property
+    def ordered_inputs(self) -> Mapping[str, tuple[str, ...]]:
+        """Each model part → the controls it depends on, in the spec's order."""
+        return MappingProxyType(
+            {
+                part: tuple(n for n in self.names if n in inputs)
+                for part, inputs in self.inputs.items()
+            }
+        )
+
+    def part_key(self, part: str, values: Mapping[str, object]) -> tuple:
+        """The values of the controls ``part`` depends on, in the spec's order: a cache key
+        that is exact (every input, nothing else) and hashable."""
+        return tuple(values[name] for name in self.ordered_inputs[part])
+
+    @functools.cached_property
+    def mirrored(self) -> tuple[str, ...]:
+        """The controls feeding numbers that the offline file's kernel computes at any value."""
+        return tuple(c.name for c in self.controls if c.mirror)
+
+    @functools.cached_property
+    def served_only(self) -> tuple[str, ...]:
+        """The controls feeding numbers that only the served page computes (the file keeps
+        their exported values)."""
+        return tuple(c.name for c in self.controls if c.mirror is False)
 
     def parts_fed_by(self, changed: Iterable[str]) -> set[str]:
         """The model parts to recompute when the controls ``changed`` change."""

@@ -109,6 +109,11 @@ def test_the_precision_report_matches_the_core(node: Runner) -> None:
     assert report["maxAbsError"] == pytest.approx(expected.max_abs_error)
 
 
+def _law_values(d_k: int, law: QKLaw) -> dict:
+    """The controls' values the histograms part reads: d_k, the seed and the law of Q, K."""
+    return {"d_k": d_k, "seed": SEED, **law._asdict()}
+
+
 CASES = [
     # d_k, scaled, temperature, causal, precision, stable, sigma_q, sigma_k
     (64, True, 1.0, False, "float64", True, 1.0, 1.0),
@@ -126,20 +131,21 @@ def test_the_weights_frame_matches_the_served_one(node: Runner, case: tuple) -> 
     n = 32
     law = QKLaw(sigma_q, sigma_k)
     raw = scores_for(n, d_k, SEED, law)
-    served = weights_frame(
-        raw,
-        d_k,
-        scaled=scaled,
-        temperature=temperature,
-        causal=causal,
-        precision=precision,
-        stable=stable,
-    )
+    controls = {
+        "n": n,
+        "d_k": d_k,
+        "scaled": scaled,
+        "temperature": temperature,
+        "causal": causal,
+        "precision": precision,
+        "subtract_max": stable,
+    }
+    served = weights_frame(raw, controls)
     base = scores_for(n, d_k, SEED)
     (factor,) = node([("assumptions", "lawFactor", [{"sigma_q": sigma_q, "sigma_k": sigma_k}])])
     (page_raw,) = node([("assumptions", "scaleScores", [base.ravel(), factor])])
     np.testing.assert_allclose(page_raw, raw.ravel(), rtol=1e-12)
-    args = [page_raw, n, n, d_k, scaled, temperature, causal, precision, stable]
+    args = [page_raw, n, controls]
     (frame,) = node([("assumptions", "weightsFrame", args)])
     report = frame["report"]
     assert report["nonFinite"] == served.non_finite
@@ -267,7 +273,7 @@ def test_the_section_shows_the_served_readouts_and_marks_the_overflow(open_expor
         group: assumptions_html(model, group) for group in READOUT_GROUPS
     }
     # The histogram beside the σ sliders is the served section's: the scaled one's bars.
-    _, scaled = histograms_for(512, SEED, QKLaw(2.0, 0.5))
+    _, scaled = histograms_for(_law_values(512, QKLaw(2.0, 0.5)))
     section_bars = "Array.from(m.renderers[0].data_source.data.top)"
     np.testing.assert_array_equal(
         opened.model("assumptions_histogram", section_bars), scaled.density
@@ -298,7 +304,7 @@ def test_the_section_shows_the_served_readouts_and_marks_the_overflow(open_expor
     )
     np.testing.assert_array_equal(np.array(marked), model.weights.overflow.ravel())
     # The histograms follow Normal(0, d_k·σ_q²·σ_k²), as the served ones do.
-    raw, _ = histograms_for(512, SEED, QKLaw(2.0, 0.5))
+    raw, _ = histograms_for(_law_values(512, QKLaw(2.0, 0.5)))
     title = opened.model("raw_histogram", "m.title.text")
     assert title == f"Raw q·k at d_k = 512: std ≈ {raw.expected_std:.3g}"
     bars = opened.model("raw_histogram", "Array.from(m.renderers[0].data_source.data.top)")

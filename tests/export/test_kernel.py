@@ -119,9 +119,8 @@ def test_weights_frame_matches_attention_and_derived(
     js: Runner, data, n: int, d: int, scaled: bool, temperature: float, causal: bool
 ) -> None:
     raw = raw_from(data, N_MAX, d)
-    (frame,) = js(
-        [("kernel", "weightsFrame", [raw.ravel(), N_MAX, n, d, scaled, temperature, causal])]
-    )
+    controls = {"n": n, "d_k": d, "scaled": scaled, "temperature": temperature, "causal": causal}
+    (frame,) = js([("kernel", "weightsFrame", [raw.ravel(), N_MAX, controls])])
     q = data.q[:n, :d].astype(np.float64)
     k = data.k[:n, :d].astype(np.float64)
     _, weights = sdpa_core.attention(
@@ -133,9 +132,7 @@ def test_weights_frame_matches_attention_and_derived(
         mask="causal" if causal else None,
     )
     np.testing.assert_allclose(frame["weights"].reshape(n, n), weights, rtol=0, atol=TIGHT)
-    expected = weights_frame(
-        raw[:n, :n].copy(), d, scaled=scaled, temperature=temperature, causal=causal
-    )
+    expected = weights_frame(raw[:n, :n].copy(), controls)
     np.testing.assert_allclose(
         frame["weightsImage"].reshape(n, n), expected.weights_image, atol=1e-7, equal_nan=True
     )
@@ -168,7 +165,9 @@ def test_max_weight_and_entropy_match_core(js: Runner) -> None:
 def test_score_images_match_derived(js: Runner, data, causal: bool) -> None:
     n, d = 40, 64
     raw = raw_from(data, N_MAX, d)
-    (images,) = js([("kernel", "scoreImages", [raw.ravel(), N_MAX, n, d, causal])])
+    (images,) = js(
+        [("kernel", "scoreImages", [raw.ravel(), N_MAX, {"n": n, "d_k": d, "causal": causal}])]
+    )
     block = raw[:n, :n]
     hidden = ~sdpa_core.causal_mask(n, n) if causal else np.zeros((n, n), dtype=bool)
     expected_raw = np.where(hidden, np.nan, block).astype(np.float32)

@@ -4,13 +4,16 @@ kernel_source.js (the offline file's source, under Node) and app.page.frames (wh
 session sends, from a refreshed SimulationModel) must give the drawing code the same frame
 for the same state and parts: the same parts, fields, types and dtypes, and numbers equal
 to float32 precision (the file computes from float32 Q and K, the server from float64) or
-bit for bit where both read the same samples (the histograms' pooled dot products). Then,
+bit for bit where both read the same samples (the histograms' pooled dot products). The
+states are the spec's (tests/export/spec_states.py): each control the file computes at its
+extremes, alone and in bounded combinations, so a new control is compared with no edit. Then,
 in Chromium, the page itself: it draws what a late frame brings and drops a frame older
 than one it has drawn.
 """
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from typing import Any
@@ -20,13 +23,14 @@ import pytest
 
 from app.export.page import DRAWN_PARTS, source_config
 from app.page.frames import FRAME_FIELDS, HISTOGRAM_FIELDS, REPORT_FIELDS, numbers_frame
-from app.page.kernel_data import build_export_data
+from app.page.kernel_data import ExportData, build_export_data, slider_grids
 from app.simulation.model import SimulationModel
-from app.simulation.spec import CONTROL_BY_NAME, HISTOGRAMS, VIEW
+from app.simulation.spec import CONTROL_BY_NAME, HISTOGRAMS, OUTPUT, SPEC, VIEW, WEIGHTS
 from app.simulation.state import SimulationState
 
 from .conftest import OfflinePage
-from .js_harness import Runner, node_available, run_node
+from .js_harness import node_available, run_node
+from .spec_states import COMBINATIONS, extremes, single_changes, spec_states
 
 SEED = 0
 N_MAX, D_MAX = 256, 1024
@@ -34,20 +38,21 @@ N_MAX, D_MAX = 256, 1024
 
 CURVE_POINTS = 241
 
-STATES = {
-    "default": {},
-    "d_k=1024 unscaled": {"d_k": 1024, "scaled": False},
-    "causal": {"causal": True},
-    "n=256": {"n": 256},
-    "temperature 0.05": {"temperature": 0.05},
-    "float16 without the max": {
-        "d_k": 1024,
-        "scaled": False,
-        "precision": "float16",
-        "subtract_max": False,
-    },
-}
-"""The states compared, as changes to the default state."""
+
+@functools.cache
+def export_data() -> ExportData:
+    """The samples the offline source computes from (built once: the states are named from
+    their slider positions at collection)."""
+    return build_export_data(N_MAX, D_MAX, SEED)
+
+
+OVERFLOWING = {"d_k": 1024, "scaled": False, "precision": "float16", "subtract_max": False}
+"""A state whose softmax overflows: its frame carries the overflow layer."""
+
+STATES = {**spec_states(export_data()), "overflowing float16": OVERFLOWING}
+"""The states compared, as changes to the default state: generated from the spec (each
+mirrored control at its extremes, then bounded combinations; tests/export/spec_states.py),
+and one whose softmax surely overflows (inf and NaN weights in both sources)."""
 
 FLOAT32 = {"rtol": 1e-5, "atol": 1e-5}
 """Agreement of numbers computed from float32 Q and K (the file) and float64 ones."""
@@ -55,11 +60,28 @@ FLOAT32 = {"rtol": 1e-5, "atol": 1e-5}
 EXACT = {"rtol": 1e-12, "atol": 0.0}
 """Agreement of numbers both sources compute from the same float32 samples."""
 
+ULP = {"float64": 0.0, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
+"""The spacing of each softmax format's numbers just below 1."""
+
+
+def tolerance(part: str, state: dict) -> dict:
+    """How closely ``part``'s numbers of ``state`` must agree: bit for bit for the
+    histograms; else to float32 precision, on the scale of the scores (σ_q·σ_k times the
+    lesson's), and to one step of the softmax's format for the weights and what is computed
+    from them (a logit on a rounding boundary of a coarse format may round either way from
+    float32 and from float64 samples)."""
+    if part == HISTOGRAMS:
+        return EXACT
+    atol = FLOAT32["atol"] * max(1.0, state["sigma_q"] * state["sigma_k"])
+    if part in (WEIGHTS, OUTPUT):
+        atol = max(atol, ULP[state["precision"]])
+    return {"rtol": FLOAT32["rtol"], "atol": atol}
+
 
 @pytest.fixture(scope="module")
 def config() -> dict:
     """What the offline source reads, for samples covering every state compared."""
-    return source_config(build_export_data(N_MAX, D_MAX, SEED), CURVE_POINTS)
+    return source_config(export_data(), CURVE_POINTS)
 
 
 def model_of(changes: dict) -> SimulationModel:
@@ -100,12 +122,12 @@ def assert_same_frame(python: dict, javascript: dict) -> None:
     assert sorted(javascript["parts"]) == python["parts"]
     assert set(javascript["numbers"]) == set(python["numbers"])
     for part, numbers in python["numbers"].items():
-        tolerance = EXACT if part == HISTOGRAMS else FLOAT32
-        assert_same(numbers, javascript["numbers"][part], part, tolerance)
+        within = tolerance(part, python["state"])
+        assert_same(numbers, javascript["numbers"][part], part, within)
 
 
 def test_python_frames_carry_exactly_the_named_fields() -> None:
-    model = model_of(STATES["float16 without the max"])
+    model = model_of(OVERFLOWING)
     frame = numbers_frame(model, DRAWN_PARTS.values(), 7)
     assert frame["sequence"] == 7
     assert frame["parts"] == sorted(DRAWN_PARTS.values())
@@ -149,6 +171,17 @@ def test_the_python_side_imports_neither_panel_nor_bokeh() -> None:
     assert result.stdout.strip() == "[]"
 
 
+def test_the_states_compared_are_the_specs_controls_at_their_extremes() -> None:
+    grids = slider_grids(export_data())
+    for name in SPEC.mirrored:
+        for value in extremes(SPEC.by_name[name], grids):
+            assert {name: value} in STATES.values(), (name, value)
+    # Served-only controls keep their defaults: the file keeps the exported values.
+    assert not any(set(changes) & set(SPEC.served_only) for changes in STATES.values())
+    # And some states move many controls at once.
+    assert sum(len(changes) > 2 for changes in STATES.values()) >= COMBINATIONS // 2
+
+
 @pytest.fixture(scope="module")
 def every_part_frames(config: dict) -> dict[str, tuple[dict, dict]]:
     """For each state of :data:`STATES`, Python's frame of every part and the one the
@@ -168,7 +201,7 @@ def every_part_frames(config: dict) -> dict[str, tuple[dict, dict]]:
     return {name: (python[name], js) for name, js in zip(python, frames, strict=True)}
 
 
-@pytest.mark.parametrize("name", list(STATES))
+@pytest.mark.parametrize("name", list(STATES), ids=list(STATES))
 def test_offline_source_frames_equal_python_frames(every_part_frames: dict, name: str) -> None:
     python, javascript = every_part_frames[name]
     assert_same_frame(python, javascript)
@@ -176,31 +209,37 @@ def test_offline_source_frames_equal_python_frames(every_part_frames: dict, name
     assert javascript["state"] == python["state"]
 
 
-@pytest.mark.parametrize(
-    "changes",
-    [
-        {"d_k": 1024, "scaled": False},
-        {"causal": True},
-        {"n": 256},
-        {"temperature": 0.05},
-        {"view": "raw"},
-        {"row": 9},
-    ],
-    ids=lambda changes: ",".join(changes),
-)
-def test_a_changes_frame_holds_the_parts_refresh_named(
-    node: Runner, config: dict, changes: dict
-) -> None:
+CHANGES = single_changes(export_data())
+"""Each control the file computes, alone at each of its extremes (from the spec)."""
+
+
+@pytest.fixture(scope="module")
+def change_frames(config: dict) -> dict[str, tuple[dict, dict]]:
+    """For each change of :data:`CHANGES` from the default state, the frame a session would
+    send after its refresh and the one the offline source delivers for the same request
+    (one Node process answering them in turn)."""
+    if not node_available():
+        pytest.skip("node is not installed: the source tests run it")
+    python = {}
+    for sequence, (name, changes) in enumerate(CHANGES.items(), start=1):
+        model = model_of({})
+        for control, value in changes.items():
+            setattr(model.state, control, value)
+        parts = model.refresh(set(changes))
+        assert parts and parts <= set(DRAWN_PARTS.values()), name
+        python[name] = python_frame(model, parts, sequence)
+    requests = [
+        {"sequence": frame["sequence"], "state": frame["state"], "parts": frame["parts"]}
+        for frame in python.values()
+    ]
+    (frames,) = run_node([("kernel_source", "framesFor", [config, requests])])
+    return {name: (python[name], js) for name, js in zip(python, frames, strict=True)}
+
+
+@pytest.mark.parametrize("name", list(CHANGES))
+def test_a_changes_frame_holds_the_parts_refresh_named(change_frames: dict, name: str) -> None:
     # From the default state, the change's frame: what a session would send after refresh.
-    model = model_of({})
-    for name, value in changes.items():
-        setattr(model.state, name, value)
-    parts = model.refresh(set(changes))
-    assert parts and parts <= set(DRAWN_PARTS.values())
-    python = python_frame(model, parts, 2)
-    request = {"sequence": 2, "state": python["state"], "parts": python["parts"]}
-    (frames,) = node([("kernel_source", "framesFor", [config, [request]])])
-    (javascript,) = frames
+    python, javascript = change_frames[name]
     assert_same_frame(python, javascript)
 
 

@@ -261,3 +261,37 @@ def test_sessions_showing_one_state_share_its_weights() -> None:
         model.refresh({"n"})
     assert big[0].weights is not big[1].weights
     np.testing.assert_array_equal(big[0].weights.weights, big[1].weights.weights)
+
+
+def test_the_shared_weights_are_keyed_by_the_weights_inputs_in_the_specs_order() -> None:
+    from app.simulation.model import shared_weights
+    from app.simulation.spec import SPEC, WEIGHTS
+
+    values = SimulationState(d_k=32, temperature=0.6).control_values()
+    key = SPEC.part_key(WEIGHTS, values)
+    # Every control the weights depend on, nothing else (not the view, not the row).
+    assert SPEC.ordered_inputs[WEIGHTS] == tuple(n for n in CONTROL_NAMES if n in INPUTS[WEIGHTS])
+    assert key == tuple(values[name] for name in SPEC.ordered_inputs[WEIGHTS])
+    assert hash(key) == hash(SPEC.part_key(WEIGHTS, dict(values)))
+    # A control the weights do not read changes no key: the entry is shared.
+    moved = {**values, "view": "raw", "row": 5}
+    assert shared_weights(moved) is shared_weights(values)
+    # One they read makes another entry.
+    assert shared_weights({**values, "causal": True}) is not shared_weights(values)
+
+
+def test_refresh_hands_every_part_the_one_mapping_of_the_controls_values(monkeypatch) -> None:
+    import app.simulation.model as model_module
+
+    seen: list[dict] = []
+    original = model_module.row_comparison
+
+    def recording(raw: np.ndarray, values: dict) -> object:
+        seen.append(values)
+        return original(raw, values)
+
+    monkeypatch.setattr(model_module, "row_comparison", recording)
+    model = model_with(row=3, d_k=16)
+    (values,) = seen
+    assert values == model.state.control_values() == model.computed_for
+    assert model.row.row == 3

@@ -100,6 +100,18 @@ def test_the_recompute_graph_recomputes_what_the_new_control_feeds() -> None:
     assert OUTPUT not in model.refresh({"gain"})
 
 
+def test_the_new_control_enters_the_shared_weights_key_with_no_other_change() -> None:
+    from app.simulation.model import shared_weights
+
+    values = GainState().control_values()
+    assert SPEC_WITH_GAIN.ordered_inputs[WEIGHTS][-1] == "gain"
+    assert SPEC_WITH_GAIN.part_key(WEIGHTS, values)[-1] == 1.0
+    # Two values of the new control are two entries, each shared by the sessions showing it.
+    first = shared_weights(values, SPEC_WITH_GAIN)
+    assert shared_weights({**values, "gain": 0.5}, SPEC_WITH_GAIN) is not first
+    assert shared_weights(dict(values), SPEC_WITH_GAIN) is first
+
+
 def test_the_served_page_draws_binds_and_shares_the_new_control() -> None:
     assert "gain" in widget_names(SPEC_WITH_GAIN) and "gain" not in widget_names()
     session = Session({"gain": ["0.75"]}, defer=run_now, pace=run_now, spec=SPEC_WITH_GAIN)
@@ -155,6 +167,7 @@ def test_a_control_of_another_kind_gets_its_own_widget() -> None:
     switch = Control(
         "echo",
         feeds=frozenset({OUTPUT}),
+        mirror=True,
         widget="switch",
         kind="boolean",
         default=False,

@@ -194,13 +194,16 @@ function meanOver(values, keep) {
 }
 
 /**
- * app.simulation.parts.weights_frame with its `precision` and `stable`: the weights of the
+ * app.simulation.parts.weights_frame of the controls' values `controls` (the spec's names,
+ * as the Python reads them), with its precision and max subtraction: the weights of the
  * top-left n×n raw scores, the collapse readouts over the rows whose weights are all
  * finite, the report against float64 and the largest logit.
  */
-function weightsFrame(raw, stride, n, d, scaled, temperature, causal, precision, stable) {
+function weightsFrame(raw, stride, controls) {
+  const { n, d_k: d, scaled, temperature, causal, precision } = controls;
+  const stable = controls.subtract_max;
   const factor = (scaled ? 1.0 / Math.sqrt(d) : 1.0) / temperature;
-  const frame = kernel.weightsFrame(raw, stride, n, d, scaled, temperature, causal);
+  const frame = kernel.weightsFrame(raw, stride, controls);
   // The factor is positive, so the largest logit is the largest visible score times it.
   let maxRaw = -Infinity;
   for (let i = 0; i < n; i++) {

@@ -128,64 +128,64 @@ class KernelSource {
 
   /**
    * One part's numbers for `state`: the fields config.frame_fields names for it
-   * (app.page.frames.frame_fields_spec), or null for a part without numbers (view).
+   * (app.page.frames.frame_fields_spec), or null for a part without numbers (view). The
+   * state is the controls' values by the spec's names, handed whole to each part's
+   * function, as app.simulation.model's refresh hands its values mapping.
    */
   numbers(state, part) {
-    const { d_k: d, n, causal, temperature } = state;
     const P = this.part;
     const fields = this.fields;
     const stride = this.data.n_max;
     if (part === P.scores) {
-      const images = K.scoreImages(this.scoresFor(state), stride, n, d, causal);
+      const images = K.scoreImages(this.scoresFor(state), stride, state);
       return pick(images, fields.parts[part]);
     }
     if (part === P.weights) {
       const frame = this.weightsFrame(state);
-      const overflowImage = frame.overflow ? A.overflowImage(frame.overflow, n).image : null;
+      const overflowImage = frame.overflow ? A.overflowImage(frame.overflow, state.n).image : null;
       const report = pick(frame.report, fields.report);
       return pick({ ...frame, overflowImage, report }, fields.parts[part]);
     }
     if (part === P.histograms) {
-      const frames = this.histogramFrames(d, state.sigma_q, state.sigma_k);
+      const frames = this.histogramFrames(state);
       return {
         raw: pick(frames.raw, fields.histogram),
         scaled: pick(frames.scaled, fields.histogram),
       };
     }
     if (part === P.row) {
-      const raw = this.scoresFor(state);
-      const comparison = L.rowComparison(raw, stride, n, state.row, d, temperature, causal);
+      const comparison = L.rowComparison(this.scoresFor(state), stride, state);
       return pick(comparison, fields.parts[part]);
     }
     if (part === P.output) {
       const weights = this.weightsFor(state);
-      const frame = L.outputFrame(weights, n, this.values, this.config.output.dim);
+      const frame = L.outputFrame(weights, state.n, this.values, this.config.output.dim);
       return pick(frame, fields.parts[part]);
     }
     return null;
   }
 
-  /** The weights frame of `state` (offline/assumption_numbers.js: any precision, with or without the max). */
+  /** The weights frame of `state` (assumption_numbers.js: any precision, with or without the max). */
   weightsFrame(state) {
-    const { d_k: d, n, causal, scaled, temperature, precision, subtract_max: stable } = state;
-    const raw = this.scoresFor(state);
-    const stride = this.data.n_max;
-    const frame = A.weightsFrame(raw, stride, n, d, scaled, temperature, causal, precision, stable);
-    this.lastWeights = { key: this.weightsKey(state), weights: frame.weights };
+    const frame = A.weightsFrame(this.scoresFor(state), this.data.n_max, state);
+    this.lastWeights = { key: this.partKey(this.part.weights, state), weights: frame.weights };
     return frame;
   }
 
   /** The float64 weights of `state`: those of the last weights frame when it was its. */
   weightsFor(state) {
-    if (this.lastWeights?.key !== this.weightsKey(state)) {
+    if (this.lastWeights?.key !== this.partKey(this.part.weights, state)) {
       this.weightsFrame(state);
     }
     return this.lastWeights.weights;
   }
 
-  /** What the weights depend on (app.simulation.model.INPUTS), as one string. */
-  weightsKey(state) {
-    return this.config.inputs[this.part.weights].map((name) => state[name]).join(" ");
+  /**
+   * The values of the controls `part` depends on (config.inputs: the spec's graph), as one
+   * string: what the caches of a part's numbers are keyed by.
+   */
+  partKey(part, state) {
+    return this.config.inputs[part].map((name) => state[name]).join(" ");
   }
 
   /** Raw scores of all n_max tokens over the first d dimensions (d a slider position). */
@@ -217,8 +217,13 @@ class KernelSource {
     return this.dot.subarray(row * this.data.pairs, (row + 1) * this.data.pairs);
   }
 
+  /** The raw and the scaled histogram frames of `state` (its d_k, σ_q and σ_k). */
+  histogramFrames(state) {
+    return this.histogramsAt(state.d_k, state.sigma_q, state.sigma_k);
+  }
+
   /** The raw and the scaled histogram frames at d_k = d for q and k of stds σ_q, σ_k. */
-  histogramFrames(d, sigmaQ = 1, sigmaK = 1) {
+  histogramsAt(d, sigmaQ = 1, sigmaK = 1) {
     // The lesson's law is kept for every d_k; another law for the last d_k and σ only.
     const lesson = sigmaQ === 1 && sigmaK === 1;
     const key = `${d} ${sigmaQ} ${sigmaK}`;
@@ -265,7 +270,7 @@ class KernelSource {
         return true;
       }
       if (next < positions.length) {
-        this.histogramFrames(positions[next]);
+        this.histogramsAt(positions[next]);
         next += 1;
         return true;
       }

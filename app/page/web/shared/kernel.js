@@ -315,7 +315,8 @@ function maskedImage(values, stride, n, causal, divisor) {
 }
 
 /** app.simulation.parts.score_images: raw and scaled score images and their colour-bar limits. */
-function scoreImages(raw, stride, n, d, causal) {
+function scoreImages(raw, stride, controls) {
+  const { n, d_k: d, causal } = controls;
   let limit = 0;
   for (let i = 0; i < n; i++) {
     for (let j = 0; j < n; j++) {
@@ -332,10 +333,12 @@ function scoreImages(raw, stride, n, d, causal) {
 }
 
 /**
- * app.simulation.parts.weights_frame: attention weights of the top-left n×n raw scores for a
- * scale, temperature and mask, and the collapse readouts computed from them.
+ * app.simulation.parts.weights_frame: attention weights of the top-left n×n raw scores for the
+ * scale, temperature and mask the controls' values `controls` set (the spec's names), and
+ * the collapse readouts computed from them.
  */
-function weightsFrame(raw, stride, n, d, scaled, temperature, causal) {
+function weightsFrame(raw, stride, controls) {
+  const { n, d_k: d, scaled, temperature, causal } = controls;
   const scale = scaled ? 1.0 / Math.sqrt(d) : 1.0;
   const weights = softmaxRows(logits(raw, stride, n, scale / temperature, causal), n, n);
   const visible = Float64Array.from({ length: n }, (_, i) => (causal ? i + 1 : n));

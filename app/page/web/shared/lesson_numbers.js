@@ -100,11 +100,13 @@ function trainingBands(spec, table, g) {
 }
 
 /**
- * app.simulation.parts.row_comparison: query `row` (clamped to the n×n matrix) of the raw scores
- * (`stride` columns per row) as softmax weights with and without the 1/√d_k scale, over
- * the keys it may attend to, and the entropy of each.
+ * app.simulation.parts.row_comparison: query `row` of the controls' values `controls` (the
+ * spec's names; clamped to the n×n matrix) of the raw scores (`stride` columns per row) as
+ * softmax weights with and without the 1/√d_k scale, over the keys it may attend to, and
+ * the entropy of each.
  */
-function rowComparison(raw, stride, n, row, d, temperature, causal) {
+function rowComparison(raw, stride, controls) {
+  const { n, row, d_k: d, temperature, causal } = controls;
   const query = Math.min(Math.max(Math.trunc(row), 0), n - 1);
   const visible = causal ? query + 1 : n;
   const weights = [1.0 / Math.sqrt(d), 1.0].map((scale) => {
