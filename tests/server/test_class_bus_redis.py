@@ -150,12 +150,25 @@ def test_a_browser_with_tabs_on_two_processes_is_one_voter_over_redis(
         room.attach_bus(bus)  # no heartbeat thread: each change is published at once
         bus.start()
         buses.append(bus)
+
+    def presented_there() -> None:
+        """Wait until the second process knows the class is presented (a status sent before
+        it listened, or while its bus reconnected, is sent again)."""
+        deadline = time.monotonic() + WAIT_S
+        while not rooms[1].presented:
+            assert time.monotonic() < deadline, "the second process never heard the presenter"
+            arrived.clear()
+            rooms[0].heartbeat()
+            arrived.wait(0.5)
+
     try:
         presenter = open_seat(rooms[0], clock, presenter=True)
         here = open_seat(rooms[0], clock)
         ballot = claim_ballot(here, "none")
+        presented_there()
         there = open_seat(rooms[1], clock)
         assert claim_ballot(there, ballot) == ballot
+        presented_there()
         script = open_seat(rooms[1], clock)
         assert claim_ballot(script, ballot[:-1] + "x") not in ("", ballot)
         assert answer_once(here, clock, "divisor", "8")
