@@ -570,19 +570,63 @@ def bokeh_ndarray_present() -> bool:
 # --- The data model definitions of every served document, encoded once -------------------
 
 
+LIBRARY_PACKAGES = ("panel.", "panel_material_ui.")
+"""Where the component classes are defined whose data model definitions a served document
+may leave out (:func:`leave_out_unshown_definitions`)."""
+
+_shown_library_components: Callable[[], Iterable[type]] | None = None
+"""The library's component classes a served page may show, asked at each document (a module
+imported later adds its classes); None: every definition is sent."""
+
+
+def _component_classes() -> list[type]:
+    """Every ReactiveESM class this process defined, abstract ones included."""
+    from panel.custom import ReactiveESM
+
+    found: list[type] = []
+    stack: list[type] = [ReactiveESM]
+    while stack:
+        cls = stack.pop()
+        if cls not in found:
+            found.append(cls)
+            stack.extend(cls.__subclasses__())
+    return found
+
+
+def unshown_definitions(shown: Iterable[type]) -> frozenset[type]:
+    """The data model classes of the Panel and panel-material-ui component classes (the
+    ReactiveESM classes of :data:`LIBRARY_PACKAGES`) other than ``shown``: the ones no page
+    of this app draws. Every other data model (the app's, any other package's, Panel's
+    ones that are not components) stays."""
+    shown = set(shown)
+    return frozenset(
+        cls._data_model
+        for cls in _component_classes()
+        if cls not in shown
+        and cls.__module__.startswith(LIBRARY_PACKAGES)
+        and getattr(cls, "_data_model", None) is not None
+    )
+
+
 def _definitions_cached(original: Callable[..., Any]) -> Callable[..., Any]:
     """``Serializer.encode`` that encodes the list of data model classes a document's JSON
-    starts with (its ``defs``) once per list of classes, and everything else as before."""
+    starts with (its ``defs``) once per list of classes, without the ones
+    :func:`leave_out_unshown_definitions` leaves out, and everything else as before."""
     from bokeh.core.has_props import MetaHasProps
 
-    cache: dict[tuple[type, ...], Any] = {}
+    cache: dict[tuple[Any, ...], Any] = {}
 
     def encode(self: Any, obj: Any) -> Any:
         if obj.__class__ is list and obj and isinstance(obj[0], MetaHasProps):
-            key = tuple(obj)
+            ask = _shown_library_components
+            shown = None if ask is None else tuple(ask())
+            key = (tuple(obj), shown)
             cached = cache.get(key)
             if cached is not None:
                 return cached
+            if shown is not None:
+                left_out = unshown_definitions(shown)
+                obj = [cls for cls in obj if cls not in left_out]
             buffers = len(self._buffers)
             encoded = original(self, obj)
             # Only plain values are kept: a definition that took a binary buffer would
@@ -640,6 +684,41 @@ def cache_model_definitions() -> bool:
         return False
     Serializer.encode = _definitions_cached(Serializer.encode)  # type: ignore[method-assign]
     return True
+
+
+def leave_out_unshown_definitions(shown: Callable[[], Iterable[type]]) -> bool:
+    """Send each served document only the data model definitions its pages may draw: of
+    the library's component classes, only those ``shown()`` gives (the ones a page of the
+    app shows: :func:`app.server.panel_tuning.shown_library_components`).
+
+    Importing panel-material-ui defines a data model for each of its ~120 components, and
+    Bokeh puts every data model the process knows into every document it serialises:
+    measured, 140 kB of the embedded first screen's 154 kB document, for the one Material
+    UI component the full page shows (its Page) and none the embedded page shows; an empty
+    Panel page's whole document is 5.8 kB (docs/performance.md). BokehJS needs a definition
+    only to build a model of that type, and the definitions are flat (a definition names
+    its properties, not a base), so leaving out those of components no page builds changes
+    nothing a page draws. A page that did build one would fail to (BokehJS: unknown model);
+    ``tests/model/test_served_definitions.py`` builds every page and section the app has
+    and checks that each data model they use is defined.
+
+    Bokeh internal used, as :func:`cache_model_definitions` (which it applies): the list of
+    data model classes ``Document.to_json`` encodes; checked against Bokeh 3.9 and 3.10.
+    Upstream: holoviz/panel#8432 (a component's definition sent with its first model when
+    its class is made after the page loaded) is the nearest; none on leaving definitions
+    out. Returns whether it was applied.
+    """
+    global _shown_library_components
+    if not cache_model_definitions():
+        return False
+    _shown_library_components = shown
+    return True
+
+
+def send_every_definition() -> None:
+    """Undo :func:`leave_out_unshown_definitions`: every document carries every definition."""
+    global _shown_library_components
+    _shown_library_components = None
 
 
 # --- All of the above, checked at once -------------------------------------------------------

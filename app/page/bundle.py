@@ -11,6 +11,7 @@ from the same modules.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from panel.custom import JSComponent
 
@@ -42,5 +43,10 @@ OFFLINE_BUNDLE = DIST / "offline.js"
 class BundledComponent(JSComponent):
     """A served component whose browser code is its class's name in the served bundle
     (app/page/web/served/index.js exports each by that name)."""
+
+    bundled_css: ClassVar[tuple[str, ...]] = ()
+    """The CSS the component's shadow root needs. The build writes every served component's
+    into the stylesheet beside the bundle (:func:`app.served.stylesheet.served_css`), which
+    Panel links into each component (its ``_bundle_css``): no document carries it."""
 
     _bundle = served_bundle()

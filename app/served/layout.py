@@ -124,9 +124,9 @@ class PageLayout:
         )
         """The frame of the first screen: the theme, the card, the buttons, the gate."""
         self.show_scene(PRESETS.get(state.preset))
-        if pn.state.curdoc is not None and THEME_CSS not in pn.config.raw_css:
+        if pn.state.curdoc is not None and THEME_CSS not in pn.config.global_css:
             # This session's page only (Panel keeps raw_css per session).
-            pn.config.raw_css.append(THEME_CSS)
+            pn.config.global_css.append(THEME_CSS)
         self.page: pn.viewable.Viewable
         if embed:
             self.page = self.first_screen

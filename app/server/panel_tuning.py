@@ -5,10 +5,11 @@ variable); :func:`tune_process` applies them and the page-resource cache of app/
 from __future__ import annotations
 
 import os
+import sys
 
 from bokeh.settings import SettingProvenance, settings
 
-from app.compat import cache_model_definitions, cache_page_resources
+from app.compat import cache_page_resources, leave_out_unshown_definitions
 
 DIAGNOSTICS_VARIABLE = "BOKEH_PERFORM_ERROR_DIAGNOSTICS"
 VALIDATION_VARIABLE = "BOKEH_VALIDATE_DOC"
@@ -57,6 +58,23 @@ def fix_hot_settings() -> None:
             setting.set_value(value)
 
 
+SHOWN_LIBRARY_COMPONENTS = {"panel_material_ui": ("Page",)}
+"""The Panel and panel-material-ui component classes a page of the app draws, by module
+and name (the full page's Material UI Page): each served document defines only these of the
+library's components (:func:`app.compat.leave_out_unshown_definitions`)."""
+
+
+def shown_library_components() -> list[type]:
+    """The classes :data:`SHOWN_LIBRARY_COMPONENTS` names, of the modules imported so far (a
+    module not imported yet has no definitions to leave out)."""
+    return [
+        getattr(sys.modules[module], name)
+        for module, names in SHOWN_LIBRARY_COMPONENTS.items()
+        if module in sys.modules
+        for name in names
+    ]
+
+
 def tune_process() -> None:
     """The process-wide settings above, as a served app applies them, and the page-resource
     cache of :mod:`app.compat` (idempotent)."""
@@ -64,4 +82,4 @@ def tune_process() -> None:
     skip_document_validation()
     fix_hot_settings()
     cache_page_resources()
-    cache_model_definitions()
+    leave_out_unshown_definitions(shown_library_components)

@@ -172,8 +172,11 @@ def test_the_served_page_lists_its_components_and_their_bundles_only() -> None:
     names = {component.__name__ for component in app_components()}
     assert {"DrawnFigures", "DrawnControls", "DrawnLesson", "FirstScreen", "ClassBar"} <= names
     assert all(component.__module__.startswith("app.") for component in app_components())
-    # One bundle for them all, named by Panel after the class that declares it.
-    (bundle,) = served_component_files()
+    # One bundle and its stylesheet for them all, named by Panel after the class that
+    # declares it.
+    stylesheet, bundle = served_component_files()
     assert bundle.startswith("app.page.bundle/BundledComponent/_bundle_path/dist/served-")
+    assert stylesheet == bundle.replace("_bundle_path", "_bundle_css").replace(".js", ".css")
     bundled = [one for one in app_components() if issubclass(one, BundledComponent)]
-    assert len(bundled) >= 5 and all(bundle_files(one) == [bundle] for one in bundled)
+    assert len(bundled) >= 5
+    assert all(bundle_files(one) == [bundle, stylesheet] for one in bundled)

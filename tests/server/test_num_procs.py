@@ -406,10 +406,14 @@ def test_one_process_signs_and_guards(monkeypatch: pytest.MonkeyPatch) -> None:
     try:
         cli.guard_this_process(guard)
         server = HTTPServer(lambda request: None)
-        # The guard lets through the app's own bundle at /components/ (cli fills it in).
+        # The guard lets through the app's own bundle and its stylesheet at /components/
+        # (cli fills them in).
         expected = dataclasses.replace(guard, component_files=served_component_files())
         assert isinstance(server, GuardedHTTPServer) and server.guard == expected
-        assert len(expected.component_files) == 1
+        assert sorted(path.rsplit(".", 1)[1] for path in expected.component_files) == [
+            "css",
+            "js",
+        ]
     finally:
         HTTPServer.configure(None)
 

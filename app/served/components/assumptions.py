@@ -70,11 +70,12 @@ DOWNLOAD_CSS = """
 """The download buttons in the look of the page's outlined buttons, in the theme's colours."""
 
 
-def section_stylesheet() -> str:
+def section_stylesheets() -> tuple[str, ...]:
     """The section's groups (the offline page's rules: controls beside what they change),
     its controls (the first screen's look), its readouts and its download buttons, for the
-    lesson's component."""
-    return READOUT_CSS + section_css() + CONTROLS_CSS + DOWNLOAD_CSS
+    lesson's component (each piece as the other components name it, so the served
+    stylesheet holds it once)."""
+    return (READOUT_CSS, section_css(), CONTROLS_CSS, DOWNLOAD_CSS)
 
 
 @functools.cache

@@ -14,7 +14,7 @@ any value from a page).
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import param
 
@@ -195,7 +195,7 @@ class ClassBar(CheckedPageChanges, BundledComponent):
         default=TALLY, doc="Each question's title and choices' labels (quiz.TALLY)."
     )
 
-    _stylesheets: ClassVar[list[str]] = [CLASS_BAR_CSS]
+    bundled_css = (CLASS_BAR_CSS,)
 
     def __init__(self, **params: Any) -> None:
         params.setdefault("sizing_mode", "stretch_width")

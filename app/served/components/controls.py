@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import Any
 
 import param
 
@@ -262,7 +262,7 @@ class DrawnControls(CheckedPageChanges, ChannelReceiver, BundledComponent):
         doc="The name the session's channel hands this component's moves to.",
     )
 
-    _stylesheets: ClassVar[list[str]] = [CSS, boxed_disclosure_css()]
+    bundled_css = (CSS, boxed_disclosure_css())
 
     def __init__(
         self,

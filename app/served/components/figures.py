@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import param
 from bokeh.embed import json_item
@@ -171,7 +171,7 @@ class DrawnFigures(CheckedPageChanges, SharedData, FramedComponent, BundledCompo
     channel_address = channel_address_parameter()
 
     channel_target = CHANNEL_TARGET
-    _stylesheets: ClassVar[list[str]] = [LAYOUT_CSS, READOUT_CSS]
+    bundled_css = (LAYOUT_CSS, READOUT_CSS)
 
     def __init__(self, model: SimulationModel, **params: Any) -> None:
         self.on_pick_row: Callable[[int], None] | None = None

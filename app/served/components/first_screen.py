@@ -14,7 +14,7 @@ from a page); everything else flows to it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import param
 from panel.custom import Child
@@ -128,7 +128,7 @@ class FirstScreen(CheckedPageChanges, BundledComponent):
     # does not tear down and rebuild the figures above it (Panel's JSComponent render
     # policy, holoviz/panel#8285).
     _render_policy = "manual"
-    _stylesheets: ClassVar[list[str]] = [LAYOUT_CSS]
+    bundled_css = (LAYOUT_CSS,)
 
     def __init__(self, *, title: str, **params: Any) -> None:
         embed = bool(params.get("embed"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import panel as pn
 import param
@@ -50,7 +50,7 @@ from app.page.views.training_grid import CSS as TRAINING_CSS
 from app.served.components.assumptions import (
     assumptions_config,
     assumptions_markup,
-    section_stylesheet,
+    section_stylesheets,
 )
 from app.served.components.figures import embeddable_item
 from app.served.components.framed import (
@@ -313,14 +313,14 @@ class DrawnLesson(CheckedPageChanges, SharedData, FramedComponent, BundledCompon
     )
     channel_address = channel_address_parameter()
 
-    _stylesheets: ClassVar[list[str]] = [
+    bundled_css = (
         LESSON_FONT_CSS,
         lesson_css(),
         boxed_disclosure_css(),
         TRAINING_CSS,
         BUTTONS_CSS,
-        section_stylesheet(),
-    ]
+        *section_stylesheets(),
+    )
     # The page puts a lazy section's view in its box when it arrives (drawn_lesson.js): the
     # sections above are not torn down and drawn again (as app/served/components/first_screen.py).
     _render_policy = "manual"
