@@ -11,7 +11,7 @@ from the same modules.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from panel.custom import JSComponent
 
@@ -40,6 +40,14 @@ OFFLINE_BUNDLE = DIST / "offline.js"
 """The offline file's page, a classic script it inlines."""
 
 
+def stylesheet_scope(component: type) -> str:
+    """The class a served component's element carries, under which the bundle's stylesheet
+    applies its CSS (every component's shadow root links the one file): named after the
+    class that declares its ``bundled_css``."""
+    owner = next(cls for cls in component.__mro__ if "bundled_css" in vars(cls))
+    return f"sdpa-scope-{owner.__name__}"
+
+
 class BundledComponent(JSComponent):
     """A served component whose browser code is its class's name in the served bundle
     (app/page/web/served/index.js exports each by that name)."""
@@ -47,6 +55,11 @@ class BundledComponent(JSComponent):
     bundled_css: ClassVar[tuple[str, ...]] = ()
     """The CSS the component's shadow root needs. The build writes every served component's
     into the stylesheet beside the bundle (:func:`app.served.stylesheet.served_css`), which
-    Panel links into each component (its ``_bundle_css``): no document carries it."""
+    Panel links into each component (its ``_bundle_css``): no document carries it. Each
+    rule there applies under the component's :func:`stylesheet_scope` only."""
+
+    def __init__(self, **params: Any) -> None:
+        params["css_classes"] = [*params.get("css_classes", []), stylesheet_scope(type(self))]
+        super().__init__(**params)
 
     _bundle = served_bundle()

@@ -5,25 +5,22 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from bokeh.document import Document
 
-from app.page.bundle import served_bundle
+from app.page.bundle import served_bundle, stylesheet_scope
 from app.served.component_routes import bundle_files
-from app.served.stylesheet import served_components, served_css, stylesheet_blocks
-
-SELECTOR_LIST = re.compile(r"([^{}@;]+)\{")
-
-
-def selectors(css: str) -> set[str]:
-    """The selectors of ``css``'s rules (not at-rules' preludes or keyframe steps)."""
-    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
-    found = set()
-    for match in SELECTOR_LIST.finditer(css):
-        for selector in match.group(1).split(","):
-            selector = " ".join(selector.split())
-            if selector and not re.match(r"^(\d|from\b|to\b|\(|screen\b|print\b)", selector):
-                found.add(selector)
-    return found
+from app.served.components.class_bar import ClassBar
+from app.served.components.controls import DrawnControls
+from app.served.components.lesson import DrawnLesson
+from app.served.stylesheet import (
+    scoped,
+    scopes_of_pieces,
+    served_components,
+    served_css,
+    split_top_level,
+    stylesheet_blocks,
+)
 
 
 def test_the_committed_stylesheet_is_what_the_components_write() -> None:
@@ -42,26 +39,40 @@ def test_every_served_component_takes_its_css_from_the_bundle_and_none_inline() 
         assert css_path.endswith(served_bundle().with_suffix(".css").name)
 
 
-def test_no_two_pieces_share_a_selector_but_the_host_width() -> None:
-    """One file styles every component's shadow root: a selector two pieces both style
-    would let one component's rule reach into another's."""
-    seen: dict[str, int] = {}
-    for index, block in enumerate(stylesheet_blocks()):
-        for selector in selectors(block):
-            if selector in seen and selector != ":host":
-                raise AssertionError(f"{selector!r} in pieces {seen[selector]} and {index}")
-            seen.setdefault(selector, index)
-    hosts = {
-        " ".join(rule.split())
-        for block in stylesheet_blocks()
-        for rule in re.findall(r":host\s*\{[^}]*\}", block)
-    }
-    assert hosts == {":host { width: 100%; }"}
+def test_every_rule_applies_only_under_the_components_that_use_it() -> None:
+    """One file styles every component's shadow root: each rule names the hosts of the
+    components whose CSS it is, so no component's rules reach into another's."""
+    scopes = scopes_of_pieces()
+    css = served_css()
+    for selectors in re.findall(r"([^{}]+)\{", css):
+        for selector in split_top_level(selectors):
+            assert selector.strip().startswith(":host(.sdpa-scope-"), selector
+    lesson = stylesheet_scope(DrawnLesson)
+    controls = stylesheet_scope(DrawnControls)
+    for piece, users in scopes.items():
+        if piece in DrawnLesson.bundled_css and piece not in DrawnControls.bundled_css:
+            assert controls not in users and lesson in users
+    assert f":host(.{lesson}) .sdpa-drawn-lesson {{" in css
+
+
+def test_a_component_carries_its_scope_and_keeps_the_classes_it_is_given() -> None:
+    bar = ClassBar(css_classes=["extra"])
+    assert bar.css_classes == ["extra", "sdpa-scope-ClassBar"]
+    assert stylesheet_scope(ClassBar) == "sdpa-scope-ClassBar"
+
+
+def test_css_the_scoping_cannot_handle_is_refused() -> None:
+    with pytest.raises(ValueError, match="at-rule"):
+        scoped("@media (max-width: 10px) { .a { color: red; } }", ["s"])
+    with pytest.raises(ValueError, match="cannot scope"):
+        scoped(":host(.dark) .a { color: red; }", ["s"])
+    assert scoped(".a, .b:is(.c, .d) { color: red; }", ["s", "t"]) == (
+        ":host(.s) .a, :host(.t) .a, :host(.s) .b:is(.c, .d), :host(.t) .b:is(.c, .d) "
+        "{ color: red; }\n"
+    )
 
 
 def test_a_component_model_carries_none_of_the_stylesheet() -> None:
-    from app.served.components.class_bar import ClassBar
-
     model = ClassBar().get_root(Document())
     inline = [getattr(sheet, "css", sheet) for sheet in model.stylesheets]
     carried = [text for text in inline if isinstance(text, str) and "sdpa" in text]
