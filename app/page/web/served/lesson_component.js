@@ -20,8 +20,8 @@ import { pageData } from "./page_data.js";
 const ROW_INPUTS = new Map();
 
 /**
- * Runs the jobs given to it once the page's next frame has been painted (a message posted
- * from an animation frame runs after that frame): a move's numbers for the lesson arrive
+ * Runs the jobs given to it once the page's next frame has been painted (the first
+ * screen's `Figures.afterFrame`): a move's numbers for the lesson arrive
  * right behind the first screen's, and drawn at once they would hold the heatmap under the
  * student's hand back by the lesson's repaint. Jobs given a key replace the one waiting
  * under it (only the newest view is drawn); the others run in order.
@@ -41,11 +41,7 @@ function afterNextPaint() {
     waiting.set(key, job);
     if (scheduled) return;
     scheduled = true;
-    requestAnimationFrame(() => {
-      const channel = new MessageChannel();
-      channel.port1.onmessage = runAll;
-      channel.port2.postMessage(null);
-    });
+    Figures.afterFrame(runAll);
   };
 }
 

@@ -27,12 +27,13 @@ function fetchOnce(address) {
 function inline(model) {
   if (Object.keys(model.inline).length > 0) return Promise.resolve(model.inline);
   return new Promise((resolve) => {
-    const heard = () => {
-      if (Object.keys(model.inline).length === 0) return;
-      model.off?.("inline", heard);
+    // Heard once: Panel's model may offer no way to stop listening.
+    let heard = false;
+    model.on("inline", () => {
+      if (heard || Object.keys(model.inline).length === 0) return;
+      heard = true;
       resolve(model.inline);
-    };
-    model.on("inline", heard);
+    });
   });
 }
 
