@@ -18,7 +18,6 @@ from app.page.bundle import BundledComponent, stylesheet_scope
 from app.served.component_routes import app_components
 
 COMMENT = re.compile(r"/\*.*?\*/", re.S)
-RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
 
 
 def served_components() -> list[type[BundledComponent]]:
@@ -64,28 +63,68 @@ def split_top_level(text: str, separator: str = ",") -> list[str]:
     return parts
 
 
+GROUPING_RULES = ("@media", "@container", "@supports")
+"""At-rules whose block holds rules, scoped like the piece's others."""
+
+UNSCOPED_RULES = ("@keyframes", "@font-face", "@property")
+"""At-rules kept as they are (names, not elements)."""
+
+
+def scoped_selector(selector: str, scopes: list[str]) -> list[str]:
+    """``selector`` under each of the host classes ``scopes``."""
+    selector = " ".join(selector.split())
+    if selector == ":host":
+        return [f":host(.{scope})" for scope in scopes]
+    if ":host" in selector or not selector:
+        raise ValueError(f"a selector the served stylesheet cannot scope: {selector!r}")
+    return [f":host(.{scope}) {selector}" for scope in scopes]
+
+
+def closing_brace(text: str, opening: int) -> int:
+    """The index of the ``}`` that closes the ``{`` at ``opening``."""
+    depth = 0
+    for index in range(opening, len(text)):
+        if text[index] == "{":
+            depth += 1
+        elif text[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    raise ValueError(f"an unclosed block in the served components' CSS: {text[opening:80]!r}")
+
+
 def scoped(piece: str, scopes: list[str]) -> str:
     """``piece``'s rules, each applying only under the host classes ``scopes``: ``:host``
-    becomes ``:host(.scope)``, any other selector ``:host(.scope) selector``. Plain rules
-    only: an at-rule or a ``:host(…)`` selector raises ValueError (write the scoping for it
-    here before using one)."""
+    becomes ``:host(.scope)``, any other selector ``:host(.scope) selector``; the rules in
+    ``@media``, ``@container`` and ``@supports`` likewise; ``@keyframes`` and ``@font-face``
+    as they are. Anything else (another at-rule, a ``:host(…)`` selector) raises ValueError:
+    write its scoping here before using it."""
     text = COMMENT.sub("", piece)
-    rules = []
-    for selectors, declarations in RULE.findall(text):
-        scoped_selectors = []
-        for selector in split_top_level(selectors):
-            selector = " ".join(selector.split())
-            if selector == ":host":
-                scoped_selectors += [f":host(.{scope})" for scope in scopes]
-            elif ":host" in selector or not selector:
-                raise ValueError(f"a selector the served stylesheet cannot scope: {selector!r}")
-            else:
-                scoped_selectors += [f":host(.{scope}) {selector}" for scope in scopes]
-        rules.append(f"{', '.join(scoped_selectors)} {{ {declarations.strip()} }}")
-    rest = RULE.sub("", text).strip()
-    if rest:
-        raise ValueError(f"CSS the served stylesheet cannot scope (an at-rule?): {rest[:80]!r}")
-    return "\n".join(rules) + "\n"
+    out: list[str] = []
+    position = 0
+    while True:
+        opening = text.find("{", position)
+        if opening == -1:
+            if text[position:].strip():
+                raise ValueError(f"CSS the served stylesheet cannot read: {text[position:]!r}")
+            return "\n".join(out) + "\n"
+        prelude = " ".join(text[position:opening].split())
+        closing = closing_brace(text, opening)
+        body = text[opening + 1 : closing]
+        if prelude.startswith(GROUPING_RULES):
+            out.append(f"{prelude} {{\n{scoped(body, scopes)}}}")
+        elif prelude.startswith(UNSCOPED_RULES):
+            out.append(f"{prelude} {{{body}}}")
+        elif prelude.startswith("@"):
+            raise ValueError(f"an at-rule the served stylesheet cannot scope: {prelude!r}")
+        else:
+            selectors = [
+                scoped_one
+                for selector in split_top_level(prelude)
+                for scoped_one in scoped_selector(selector, scopes)
+            ]
+            out.append(f"{', '.join(selectors)} {{ {body.strip()} }}")
+        position = closing + 1
 
 
 def served_css() -> str:

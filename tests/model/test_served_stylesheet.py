@@ -45,6 +45,8 @@ def test_every_rule_applies_only_under_the_components_that_use_it() -> None:
     scopes = scopes_of_pieces()
     css = served_css()
     for selectors in re.findall(r"([^{}]+)\{", css):
+        if selectors.strip().startswith("@"):
+            continue
         for selector in split_top_level(selectors):
             assert selector.strip().startswith(":host(.sdpa-scope-"), selector
     lesson = stylesheet_scope(DrawnLesson)
@@ -63,12 +65,28 @@ def test_a_component_carries_its_scope_and_keeps_the_classes_it_is_given() -> No
 
 def test_css_the_scoping_cannot_handle_is_refused() -> None:
     with pytest.raises(ValueError, match="at-rule"):
-        scoped("@media (max-width: 10px) { .a { color: red; } }", ["s"])
+        scoped("@layer base { .a { color: red; } }", ["s"])
     with pytest.raises(ValueError, match="cannot scope"):
         scoped(":host(.dark) .a { color: red; }", ["s"])
+    with pytest.raises(ValueError, match="unclosed"):
+        scoped("@media (width < 1px) { .a { color: red; }", ["s"])
+
+
+def test_rules_in_media_and_container_queries_are_scoped_and_keyframes_kept() -> None:
     assert scoped(".a, .b:is(.c, .d) { color: red; }", ["s", "t"]) == (
         ":host(.s) .a, :host(.t) .a, :host(.s) .b:is(.c, .d), :host(.t) .b:is(.c, .d) "
         "{ color: red; }\n"
+    )
+    css = """
+    /* a comment { with braces } */
+    @media (max-width: 600px) { :host { width: 50%; } .a { color: red; } }
+    @container (min-width: 10px) { .b { color: blue; } }
+    @keyframes spin { from { rotate: 0deg; } to { rotate: 360deg; } }
+    """
+    assert scoped(css, ["s"]) == (
+        "@media (max-width: 600px) {\n:host(.s) { width: 50%; }\n:host(.s) .a { color: red; }\n}\n"
+        "@container (min-width: 10px) {\n:host(.s) .b { color: blue; }\n}\n"
+        "@keyframes spin { from { rotate: 0deg; } to { rotate: 360deg; } }\n"
     )
 
 
