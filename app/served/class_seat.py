@@ -112,6 +112,13 @@ class ClassSeat:
         """The class's answers as last shown to this student (``{}``: hidden)."""
         state.param.watch(self._on_state, [*state.spec.names, "preset"])
 
+    def prepare(self) -> None:
+        """Put a presenter's bar on the page from its first render, before the seat joins:
+        its page takes the presenter key out of the address before the session first
+        writes the address (each write is a new entry of the tab's history)."""
+        if self.presenter and self.bar is None:
+            self._show_class()
+
     def start(self) -> None:
         """Join the classroom (once the session follows its state and its page is there): a
         student arriving in a presented class starts on the instructor's last scene."""

@@ -197,6 +197,7 @@ class Session:
         self.state.param.watch(self._on_preset, "preset")
         self.layout.first_screen.param.watch(self._on_gate, "lesson_opened")
         if self.seat is not None:
+            self.seat.prepare()
             if is_served and doc is not None:
                 # A page counts in the class once it is connected: a GET whose page never
                 # opens its websocket (a link preview, a health check) is nobody.
