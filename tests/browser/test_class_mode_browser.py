@@ -84,6 +84,12 @@ def _open(
     return app
 
 
+def _assert_clean(pages: list[AppPage] | tuple[AppPage, ...]) -> None:
+    """No page ran into a problem, and the server logged no error."""
+    assert [problem for app in pages for problem in app.problems] == []
+    assert not pages[0].server_errors()
+
+
 def test_a_presenter_and_two_students(chromium: Browser, class_server: AppServer) -> None:
     presenter = _open(chromium, class_server, f"?{PRESENT_PARAMETER}={KEY}")
     follower = _open(chromium, class_server, "")
@@ -183,9 +189,7 @@ def test_a_presenter_and_two_students(chromium: Browser, class_server: AppServer
         panel.get_by_role("switch", name=CLASS_TEXTS["reveal"]).uncheck()
         expect(beside).to_have_count(0)
 
-        problems = [problem for app in pages for problem in app.problems]
-        assert problems == []
-        assert not presenter.server_errors()
+        _assert_clean(pages)
     finally:
         for app in pages:
             app.page.context.close()
@@ -237,9 +241,7 @@ def test_the_projected_page_gives_nothing_away(chromium: Browser, class_server: 
         expect(class_bar(intruder)).to_contain_text(CLASS_TEXTS["following"])
         expect(class_bar(intruder).get_by_role("button", name=CLASS_TEXTS["send"])).to_have_count(0)
 
-        problems = [problem for app in pages for problem in app.problems]
-        assert problems == []
-        assert not presenter.server_errors()
+        _assert_clean(pages)
     finally:
         for app in pages:
             app.page.context.close()
@@ -298,9 +300,7 @@ def test_a_closed_tab_leaves_the_roll_and_a_quick_correction_counts(
         expect(class_bar(staying)).to_contain_text(CLASS_TEXTS["following"])
         print(f"corrected within {correct_9_to_8(staying, panel):.2f} s")
 
-        problems = [problem for app in pages for problem in app.problems]
-        assert problems == []
-        assert not presenter.server_errors()
+        _assert_clean(pages)
     finally:
         for app in pages:
             app.page.context.close()
