@@ -3,7 +3,9 @@ presenter's, on one process or, over the class bus (app/served/class_bus.py), on
 
 An instructor opens the page with the presenter link ``…/main?present=KEY`` (``sdpa-sim``
 prints it at start; the key is new for each start unless ``--presenter-key`` gives one, and
-reaches the app's processes as :data:`PRESENTER_KEY_ENV`). Every other session of the
+reaches the app's processes as :data:`PRESENTER_KEY_ENV`); its page then keeps
+:attr:`Classroom.presenter_token` in :data:`PRESENTER_COOKIE` and takes the key out of its
+address, and a request with that cookie presents too. Every other session of the
 process is a student's. The presenter's page can send its scene to the class at once, or
 have the class follow each of its moves; a student's session takes a scene only while its
 student follows (:class:`app.served.session.Session` decides, the classroom only delivers).
@@ -19,6 +21,13 @@ many pages are connected; the students see the counts once the presenter shows t
 The roll follows the pages' connections: a page whose connection closed is counted out at
 once (:meth:`Classroom.away`), though Bokeh keeps its session for a while in case it comes
 back; if it does (:meth:`Classroom.join` again), it is counted in with what it left with.
+
+While the class bus is down, the other processes' students are out of reach
+(:attr:`Classroom.unreachable`, as last seen) and their voters' answers count as they were;
+a scene sent meanwhile reaches this process's students, and every other process once the
+bus is back: each status carries the newest scene and when it was sent, and a process
+takes a scene only if it is newer than its own (:attr:`Classroom.scene_everywhere` says
+when every process has it).
 
 The classroom holds sessions, never their pages: it calls a member's methods under its lock
 from whichever thread acts (a session's tick, the bus's listening thread, its heartbeat),
