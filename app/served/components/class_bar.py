@@ -42,8 +42,7 @@ CLASS_TEXTS = {
     "live": "Students follow me",
     "sent_one": "Your scene reached 1 student.",
     "sent_many": "Your scene reached {count} students.",
-    "held": "Your scene reached the {count} here; the rest of the class takes it once the "
-    "class is connected again.",
+    "held": "Your scene reached the {count} here; the others take it once the class is back.",
     "following": "Following the instructor",
     "following_detail": "Your controls take the instructor's scene.",
     "exploring": "Exploring on your own",
@@ -58,8 +57,8 @@ CLASS_TEXTS = {
     "reveal": "Show the counts to the class",
     "reset": "Reset answers",
     "bus_down": "The class is not connected right now.",
-    "bus_down_presenter": "Out of reach: the students on the other servers ({count} when "
-    "last seen). Your scenes reach them, and their new answers reach you, once it is back.",
+    "bus_down_presenter": "Out of reach until it is back: {count} students on other servers "
+    "(as last seen), whose answers count as they were.",
     "bus_down_following": "Your page works on its own until it is back, then takes the "
     "instructor's latest scene.",
     "bus_down_with_presenter": "You still follow the instructor.",
