@@ -260,6 +260,7 @@ def test_the_class_bar_is_accessible(
         # Everything the bars can show: the answers open and peeked at, shown to the class.
         panel = class_bar(presenter)
         peek(panel)
+        assert_axe_clean(presenter.page, "served", f"{scheme}: class mode, the presenter peeking")
         panel.get_by_role("switch", name=CLASS_TEXTS["reveal"]).check()
         open_answers(class_bar(student))
         for app, role in ((presenter, "presenter"), (student, "student")):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from axe_support import assert_axe_clean
 from class_support import answer_divisor, class_bar, correct_9_to_8, count, peek
 from playwright.sync_api import expect
 from proxy_support import Cluster, start_cluster, stop_cluster
@@ -108,6 +109,8 @@ def test_a_class_across_two_processes_and_a_redis_outage(
     )
     expect(panel).to_contain_text(CLASS_TEXTS["students_one"])
     expect(right).to_have_text("1")
+    for app, role in ((presenter, "presenter"), (there, "student")):
+        assert_axe_clean(app.page, "served", f"class mode during an outage, {role}")
 
     # A student's own move during the outage marks them exploring.
     wanderer.press(TEMPERATURE, "ArrowRight")

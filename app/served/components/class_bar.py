@@ -105,7 +105,9 @@ CLASS_BAR_CSS = """
   border: 1px solid var(--sdpa-accent-border, #1565c0);
 }
 .sdpa-class button:hover { background: var(--sdpa-accent-hover, #bbdefb); }
-.sdpa-class button[aria-pressed="true"] { background: var(--sdpa-accent-hover, #bbdefb); }
+.sdpa-class button[aria-pressed="true"] {
+  box-shadow: inset 0 0 0 2px var(--sdpa-accent-border, #1565c0);
+}
 .sdpa-class button:focus-visible, .sdpa-class input:focus-visible,
 .sdpa-class summary:focus-visible {
   outline: 3px solid var(--sdpa-accent-text, #1565c0); outline-offset: 2px;
