@@ -689,6 +689,7 @@ class _Away:
 
 
 def _finite(value: object) -> bool:
+    """Whether ``value`` (from the bus) is a finite number, not a boolean."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -717,9 +718,7 @@ def checked_status(payload: Mapping[str, Any]) -> dict[str, Any] | None:
             and len(value) == 2
             and isinstance(value[0], str)
             and len(value[0]) <= 32
-            and isinstance(value[1], (int, float))
-            and not isinstance(value[1], bool)
-            and math.isfinite(value[1])
+            and _finite(value[1])
         )
 
     voters = payload.get("voters")
