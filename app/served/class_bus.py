@@ -3,8 +3,9 @@
 With ``--num-procs`` or several hosts behind a proxy, a presenter's page and its students'
 pages live in different processes. Each process's classroom (app/served/classroom.py)
 publishes on one Redis channel what the others need: the scenes its presenters send, and a
-status (its presenters, students, follow and reveal switches, and its voters with their last
-answers, so that a browser with tabs on two processes counts once) when it changes and
+status (its presenters, students, follow and reveal switches, its voters with their last
+answers, so that a browser with tabs on two processes counts once, and the newest scene, so
+that one sent while Redis was down reaches the others once it is back) when it changes and
 every ``HEARTBEAT_S`` seconds; a reset of the answers. It takes in the others' messages,
 and counts a process whose status is older than ``SILENT_AFTER_S`` as gone
 (app/served/classroom.py holds both).

@@ -10,8 +10,9 @@ to the students once the presenter shows them.
 A presenter's seat sends the presenter's scene when **Send my scene** is pressed and, while
 **Students follow me** is on, after each of the presenter's moves (the moves of one tick
 fold into one scene). A student's seat takes the scenes the classroom delivers while its
-student follows; a move of the student's own stops following, and the bar says so; the
-switch or **Back to the instructor's scene** takes the last scene again and follows on.
+student follows; a move of the student's own stops following once a class has been
+presented (during an outage of the class bus too), and the bar says so; **Back to the
+instructor's scene** takes the last scene again and follows on.
 Every change to the session's page runs on the session's own next tick (``defer``): the
 classroom calls a seat from another session's tick or from the bus's threads, and the
 scenes that arrive in between fold into the last one.
@@ -20,7 +21,12 @@ A seat is counted in the class while its page is connected: the session tells it
 page's connection closes (:meth:`ClassSeat.page_lost`) or comes back
 (:meth:`ClassSeat.page_back`), and when the session ends (:meth:`ClassSeat.leave`). A
 presenter's bar says how many students the last scene reached only while the class has as
-many students: a student who comes or goes makes it a statement about a class gone by.
+many students: a student who comes or goes makes it a statement about a class gone by. A
+scene sent while the class bus is down reaches the students of this process only: the bar
+says so (``held``) until every process has taken it, then how many students it reached.
+
+Once the answers are shown to the class, a student's seat hands them to the lesson too
+(``show_result``), which draws them beside each question.
 """
 
 from __future__ import annotations
@@ -69,6 +75,7 @@ class ClassSeat:
         show_bar: Callable[[ClassBar], None],
         clock: Callable[[], float] = time.monotonic,
         later: Timer = _run_at_once,
+        show_result: Callable[[dict], None] | None = None,
     ) -> None:
         self.classroom = classroom
         self.state = state
@@ -98,7 +105,19 @@ class ClassSeat:
         self.page_connected = True
         """Whether the session's page holds its connection (the seat counts in the class
         only then)."""
+        self.show_result = show_result
+        """Hears the class's answers a student may see (``{}`` while hidden): the lesson
+        draws them beside its questions."""
+        self.result: dict = {}
+        """The class's answers as last shown to this student (``{}``: hidden)."""
         state.param.watch(self._on_state, [*state.spec.names, "preset"])
+
+    def prepare(self) -> None:
+        """Put a presenter's bar on the page from its first render, before the seat joins:
+        its page takes the presenter key out of the address before the session first
+        writes the address (each write is a new entry of the tab's history)."""
+        if self.presenter and self.bar is None:
+            self._show_class()
 
     def start(self) -> None:
         """Join the classroom (once the session follows its state and its page is there): a
@@ -199,16 +218,26 @@ class ClassSeat:
             "live": classroom.live,
             "revealed": classroom.revealed,
             "bus_down": classroom.bus_connected is False,
+            "unreachable": classroom.unreachable,
             "answers": classroom.answer_counts(QUESTION_CHOICES) if shown else {},
         }
+        if not self.presenter:
+            self._show_result(values["answers"] if classroom.revealed else {})
         if self.bar is not None:
-            if self.bar.reached not in (-1, values["students"]):
+            if self.bar.held:
+                if classroom.scene_everywhere:
+                    # The scene held back by the outage has reached every process now.
+                    values.update(held=False, reached=values["students"])
+            elif self.bar.reached not in (-1, values["students"]):
                 # The roll changed since the scene went: "reached N" would now be stale.
                 values["reached"] = -1
             self.bar.param.update(**values)
         elif self.presenter or classroom.presented or values["bus_down"]:
             self.bar = ClassBar(
-                role=PRESENTER if self.presenter else STUDENT, following=self.following, **values
+                role=PRESENTER if self.presenter else STUDENT,
+                following=self.following,
+                presenter_token=classroom.presenter_token if self.presenter else "",
+                **values,
             )
             # What a page may change on its bar is what the seat acts on.
             self.bar.param.watch(self._on_bar, list(ClassBar.page_properties))
@@ -243,13 +272,29 @@ class ClassSeat:
             if self.classroom.live and not self._moves_due:
                 self._moves_due = True
                 self._defer(self._send_moves)
-        elif self.following and self.classroom.presented:
-            # The student moved a control: their moves are theirs now.
+        elif self.following and self._in_a_class():
+            # The student moved a control: their moves are theirs now (a scene that reaches
+            # this process after an outage passes them by).
             self._set_following(False)
+
+    def _in_a_class(self) -> bool:
+        """Whether this student is in a class: one is presented, was (a scene came), or the
+        bus is down (its presenter may be on another process)."""
+        classroom = self.classroom
+        return (
+            classroom.presented or classroom.scene is not None or classroom.bus_connected is False
+        )
+
+    def _show_result(self, result: dict) -> None:
+        if result != self.result:
+            self.result = result
+            if self.show_result is not None:
+                self.show_result(result)
 
     def _reached(self, count: int) -> None:
         if self.bar is not None:
-            self.bar.reached = count
+            # Sent while the bus is down, it reached only this process's students.
+            self.bar.param.update(reached=count, held=self.classroom.bus_connected is False)
 
     def _send_moves(self) -> None:
         self._moves_due = False
@@ -271,17 +316,11 @@ class ClassSeat:
                 self.classroom.reveal(self, bool(event.new))
             elif event.name == "reset_presses":
                 self.classroom.reset_answers(self)
-            elif event.name == "following":
-                self.following = bool(event.new)
-                if event.new:
-                    self._back_to_the_instructor()
             elif event.name == "claim":
                 self.bar.ballot = self.classroom.vote_as(self, event.new)
             elif event.name == "back_presses":
-                if self.following:
-                    self._back_to_the_instructor()
-                else:
-                    self._set_following(True)
+                self._set_following(True)
+                self._back_to_the_instructor()
 
     def _back_to_the_instructor(self) -> None:
         if self.classroom.scene is not None:

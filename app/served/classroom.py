@@ -3,7 +3,9 @@ presenter's, on one process or, over the class bus (app/served/class_bus.py), on
 
 An instructor opens the page with the presenter link ``…/main?present=KEY`` (``sdpa-sim``
 prints it at start; the key is new for each start unless ``--presenter-key`` gives one, and
-reaches the app's processes as :data:`PRESENTER_KEY_ENV`). Every other session of the
+reaches the app's processes as :data:`PRESENTER_KEY_ENV`); its page then keeps
+:attr:`Classroom.presenter_token` in :data:`PRESENTER_COOKIE` and takes the key out of its
+address, and a request with that cookie presents too. Every other session of the
 process is a student's. The presenter's page can send its scene to the class at once, or
 have the class follow each of its moves; a student's session takes a scene only while its
 student follows (:class:`app.served.session.Session` decides, the classroom only delivers).
@@ -19,6 +21,13 @@ many pages are connected; the students see the counts once the presenter shows t
 The roll follows the pages' connections: a page whose connection closed is counted out at
 once (:meth:`Classroom.away`), though Bokeh keeps its session for a while in case it comes
 back; if it does (:meth:`Classroom.join` again), it is counted in with what it left with.
+
+While the class bus is down, the other processes' students are out of reach
+(:attr:`Classroom.unreachable`, as last seen) and their voters' answers count as they were;
+a scene sent meanwhile reaches this process's students, and every other process once the
+bus is back: each status carries the newest scene and when it was sent, and a process
+takes a scene only if it is newer than its own (:attr:`Classroom.scene_everywhere` says
+when every process has it).
 
 The classroom holds sessions, never their pages: it calls a member's methods under its lock
 from whichever thread acts (a session's tick, the bus's listening thread, its heartbeat),
@@ -52,6 +61,17 @@ sets it; without it, plain ``panel serve`` has no class mode)."""
 
 PRESENT_PARAMETER = "present"
 """The query parameter of the presenter link."""
+
+PRESENTER_COOKIE = "sdpa-sim-presenter"
+"""The cookie a presenter's page keeps its presenter token in (:attr:`Classroom.presenter_token`),
+so that it can take the key out of its address bar and still present after a reload."""
+
+PRESENTER_COOKIE_MAX_AGE_S = 12 * 3600
+"""How long the presenter's browser keeps the cookie: a teaching day (a new start of the
+server, with a new key, makes it worthless sooner)."""
+
+TOKEN_LENGTH = 32
+"""The presenter token's length in hex digits (128 bits)."""
 
 STATUS_EVERY_S = 0.1
 """The most often a process on the class bus publishes a changed status."""
@@ -169,6 +189,10 @@ class Classroom:
         self.scene: Scene | None = None
         """The last scene a presenter sent, which a student who goes back to the
         instructor's scene takes; None before the first."""
+        self.scene_at = 0.0
+        """When :attr:`scene` was sent (on :attr:`clock`; 0 before the first): a scene from
+        the bus is taken only if newer, so one sent during an outage reaches the other
+        processes once it ends (every status carries the newest scene)."""
         self._live = False
         self._revealed = False
         self._voters: dict[ClassMember, str] = {}
@@ -187,6 +211,9 @@ class Classroom:
         """Set while the heartbeat thread runs (it then publishes the status changes)."""
         self._others: dict[str, tuple[dict[str, Any], float]] = {}
         """The other processes' last status on the bus, by origin, and when it came."""
+        self._unreachable: dict[str, dict[str, Any]] = {}
+        """While the bus is down, the other processes' statuses as last seen: their
+        students are out of reach, their voters' answers count as they were."""
         self._status_dirty = False
         self._status_sent_at = 0.0
         self.bus_connected: bool | None = None
@@ -196,6 +223,27 @@ class Classroom:
     def enabled(self) -> bool:
         """Whether a presenter link can present on this process."""
         return bool(self._key)
+
+    @property
+    def presenter_token(self) -> str:
+        """What a presenter's browser keeps in :data:`PRESENTER_COOKIE`: derived from the key
+        (the key itself is never stored), the same on every process of the class, worthless
+        once the server starts with another key; "" when nobody can present."""
+        if not self._key:
+            return ""
+        token = hmac.new(self._key, b"sdpa-sim presenter cookie", hashlib.sha256).hexdigest()
+        return token[:TOKEN_LENGTH]
+
+    def presents_by_cookie(self, candidate: object) -> bool:
+        """Whether ``candidate`` (a request's untrusted :data:`PRESENTER_COOKIE`) is
+        :attr:`presenter_token`, compared in constant time."""
+        if not self._key or not isinstance(candidate, str) or len(candidate) != TOKEN_LENGTH:
+            return False
+        try:
+            given = candidate.encode("ascii")
+        except UnicodeEncodeError:
+            return False
+        return hmac.compare_digest(given, self.presenter_token.encode("ascii"))
 
     def presents(self, candidate: object) -> bool:
         """Whether ``candidate`` (a link's untrusted ``?present=`` value) is the presenter
@@ -240,6 +288,22 @@ class Classroom:
 
     @property
     @_locked
+    def unreachable(self) -> int:
+        """How many students the other processes had when the bus went down (as last seen),
+        out of reach until it is back; 0 while it is up."""
+        return sum(status["students"] for status in self._unreachable.values())
+
+    @property
+    @_locked
+    def scene_everywhere(self) -> bool:
+        """Whether every process of the class has taken the newest scene sent (each says so
+        in its status); False while the bus is down."""
+        if self.bus_connected is False:
+            return False
+        return all(other.get("scene_at", 0.0) >= self.scene_at for other in self._fresh_others())
+
+    @property
+    @_locked
     def browsers(self) -> int:
         """How many voters (browsers) the students' pages are, in every process of the class:
         fewer than :attr:`students` when a browser has several tabs, more never."""
@@ -265,7 +329,8 @@ class Classroom:
         """Every voter of the class with its last answer to each question: a voter with
         pages on several processes is one, and its latest answer counts."""
         box: dict[str, dict[str, Answer]] = {}
-        for voters in [self._local_box(), *(other["voters"] for other in self._fresh_others())]:
+        others = [*self._fresh_others(), *self._unreachable.values()]
+        for voters in [self._local_box(), *(other["voters"] for other in others)]:
             for voter, answers in voters.items():
                 kept = box.setdefault(voter, {})
                 for question, (choice, at) in answers.items():
@@ -386,9 +451,11 @@ class Classroom:
         scene)."""
         if presenter not in self._presenters:
             return 0
-        self._deliver(scene)
+        self._deliver(scene, max(self.clock(), self.scene_at + 1e-3))
         if self._bus is not None:
-            self._bus.publish({"kind": "scene", "scene": dict(scene)})
+            # Dropped while the bus is down: every status carries the scene, and the other
+            # processes take it from the first status they hear once it is back.
+            self._bus.publish({"kind": "scene", "scene": dict(scene), "at": self.scene_at})
         return self.students
 
     @_locked
@@ -513,16 +580,23 @@ class Classroom:
         scene for this process's students, its status, or a reset of the answers."""
         kind = payload.get("kind")
         if kind == "scene" and isinstance(payload.get("scene"), dict):
-            self._deliver(checked_scene(payload["scene"], self.spec))
+            self._take_scene(payload["scene"], payload.get("at"))
         elif kind == "status":
             status = checked_status(payload)
             origin = payload.get("origin")
             if status is not None and isinstance(origin, str):
                 previous = self._others.get(origin)
                 self._others[origin] = (status, time.monotonic())
-                # A heartbeat that repeats what the pages show changes nothing on them.
-                if previous is None or previous[0] != status:
+                self._unreachable.pop(origin, None)
+                if status.get("scene") is not None:
+                    # A scene this process missed (sent while the bus was down).
+                    self._take_scene(status["scene"], status["scene_at"])
+                # A heartbeat that repeats what the pages show changes nothing on them; one
+                # that says a process took the newest scene concerns the presenters.
+                if previous is None or _shown(previous[0]) != _shown(status):
                     self._tell(presenters_only=False)
+                elif previous[0].get("scene_at") != status.get("scene_at"):
+                    self._tell(presenters_only=True)
         elif kind == "reset":
             self._forget_answers()
             self._changed(presenters_only=False)
@@ -533,8 +607,14 @@ class Classroom:
         while it is down, each process is a class of its own."""
         self.bus_connected = connected
         if connected:
+            # The processes last seen count until they are heard again, or go silent.
+            now = time.monotonic()
+            for origin, status in self._unreachable.items():
+                self._others.setdefault(origin, (status, now))
+            self._unreachable.clear()
             self._publish_status()
         else:
+            self._unreachable.update({o: s for o, (s, _) in self._others.items()})
             self._others.clear()
         self._tell(presenters_only=False)
 
@@ -550,6 +630,8 @@ class Classroom:
                     "live": self._live,
                     "revealed": self._revealed,
                     "voters": self._status_voters(),
+                    "scene": dict(self.scene) if self.scene is not None else None,
+                    "scene_at": self.scene_at,
                 }
             )
 
@@ -565,8 +647,15 @@ class Classroom:
 
     # Telling the pages ------------------------------------------------------------------
 
-    def _deliver(self, scene: Scene) -> None:
+    def _take_scene(self, scene: object, at: object) -> None:
+        """A scene from the bus (untrusted): delivered if newer than this process's."""
+        if not isinstance(scene, dict) or not _finite(at) or at <= self.scene_at:
+            return
+        self._deliver(checked_scene(scene, self.spec), float(at))
+
+    def _deliver(self, scene: Scene, at: float) -> None:
         self.scene = dict(scene)
+        self.scene_at = at
         for student in list(self._students):
             student.take_scene(self.scene)
 
@@ -599,11 +688,26 @@ class _Away:
     revealed: bool = False
 
 
+def _finite(value: object) -> bool:
+    """Whether ``value`` (from the bus) is a finite number, not a boolean."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _shown(status: Mapping[str, Any]) -> dict[str, Any]:
+    """What of a status the pages show (not the newest scene it carries)."""
+    return {name: value for name, value in status.items() if name not in ("scene", "scene_at")}
+
+
+MAX_SCENE_NAMES = 64
+"""The most names a scene on the bus may carry (the spec's controls and the preset)."""
+
+
 def checked_status(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     """A status from the bus with every field of the right kind and size, or None: counts
     are whole numbers up to 10⁶, switches booleans, the voters at most :data:`MAX_VOTERS`
     ids, each with at most 16 answers: a question and a choice of up to 32 characters, and a
-    finite time."""
+    finite time; the newest scene, if any, a mapping of at most :data:`MAX_SCENE_NAMES`
+    names (checked as a scene when taken) and when it was sent."""
 
     def count(value: object) -> bool:
         return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10**6
@@ -614,9 +718,7 @@ def checked_status(payload: Mapping[str, Any]) -> dict[str, Any] | None:
             and len(value) == 2
             and isinstance(value[0], str)
             and len(value[0]) <= 32
-            and isinstance(value[1], (int, float))
-            and not isinstance(value[1], bool)
-            and math.isfinite(value[1])
+            and _finite(value[1])
         )
 
     voters = payload.get("voters")
@@ -640,8 +742,15 @@ def checked_status(payload: Mapping[str, Any]) -> dict[str, Any] | None:
         )
     ):
         return None
+    scene, scene_at = payload.get("scene"), payload.get("scene_at", 0.0)
+    if not _finite(scene_at) or not (
+        scene is None or (isinstance(scene, dict) and len(scene) <= MAX_SCENE_NAMES)
+    ):
+        return None
     return {name: payload[name] for name in ("presenters", "students", "live", "revealed")} | {
-        "voters": voters
+        "voters": voters,
+        "scene": scene,
+        "scene_at": float(scene_at),
     }
 
 

@@ -18,7 +18,13 @@ from app.compat import session_writes_pending, skip_unchanged_stylesheets
 from app.served.channel import SessionChannel
 from app.served.channel import enabled as channel_enabled
 from app.served.class_seat import ClassSeat
-from app.served.classroom import PRESENT_PARAMETER, Classroom, process_classroom
+from app.served.classroom import (
+    PRESENT_PARAMETER,
+    PRESENTER_COOKIE,
+    Classroom,
+    process_classroom,
+)
+from app.served.components.class_bar import shown_result
 from app.served.components.figures import DrawnFigures
 from app.served.components.framed import ComposedFrame
 from app.served.layout import PageLayout
@@ -152,14 +158,20 @@ class Session:
         self.notice = " ".join(filter(None, [self.state.notice, *control_notices]))
         """What the link asked for that was fixed or ignored, in plain text."""
         classroom = process_classroom(spec) if classroom is None else classroom
+        # The presenter link, or the cookie its page keeps once it took the key out of its
+        # address (a reload presents again).
+        presenter = classroom.presents(
+            query_value(query or {}, PRESENT_PARAMETER)
+        ) or classroom.presents_by_cookie(_request_cookies(doc).get(PRESENTER_COOKIE))
         self.seat = (
             ClassSeat(
                 classroom,
                 self.state,
-                presenter=classroom.presents(query_value(query or {}, PRESENT_PARAMETER)),
+                presenter=presenter,
                 defer=self._defer,
                 show_bar=self._show_class_bar,
                 later=self._later_by,
+                show_result=self._show_class_result,
             )
             if classroom.enabled
             else None
@@ -185,6 +197,7 @@ class Session:
         self.state.param.watch(self._on_preset, "preset")
         self.layout.first_screen.param.watch(self._on_gate, "lesson_opened")
         if self.seat is not None:
+            self.seat.prepare()
             if is_served and doc is not None:
                 # A page counts in the class once it is connected: a GET whose page never
                 # opens its websocket (a link preview, a health check) is nobody.
@@ -221,6 +234,10 @@ class Session:
 
     def _show_class_bar(self, bar: pn.viewable.Viewable) -> None:
         self.layout.first_screen.classroom = bar
+
+    def _show_class_result(self, counts: dict) -> None:
+        if self.lesson is not None:
+            self.lesson.drawn.class_result = shown_result(counts)
 
     def _drop_work(self, session_context: object) -> None:
         self.work.close()
@@ -262,6 +279,7 @@ class Session:
             drawn.on_pick_row = self.choose_row
             if self.seat is not None:
                 drawn.on_quiz_answer = self.seat.answer
+                drawn.class_result = shown_result(self.seat.result)
             if self.channel is not None:
                 drawn.channel = self.channel
                 drawn.param.update(channel_key=self.channel.key, channel_target=LESSON_TARGET)
@@ -404,7 +422,11 @@ class Session:
         # re-encodes every parameter it parsed (``id=007`` became ``id=7``) and keeps
         # Bokeh's own (``bokeh-session-id``).
         if self.location is not None:
-            self.location.search = compose_search(self.location.search, self.state.query())
+            # The presenter key never stays in the address (the presenter's page keeps a
+            # cookie instead): a projected or shared address presents nothing.
+            self.location.search = compose_search(
+                self.location.search, self.state.query(), drop=(PRESENT_PARAMETER,)
+            )
 
     def pick_row(self, row: int) -> None:
         """A click on the heatmap picks query ``row`` for the row comparison (a row outside
@@ -419,6 +441,13 @@ class Session:
 
 def _run_at_once(delay: float, callback: Callable[[], None]) -> None:
     callback()
+
+
+def _request_cookies(doc: object) -> Mapping[str, str]:
+    """The cookies of the request that opened ``doc``'s session (none outside a server)."""
+    context = getattr(doc, "session_context", None)
+    cookies = getattr(getattr(context, "request", None), "cookies", None)
+    return cookies if isinstance(cookies, Mapping) else {}
 
 
 def build_app(

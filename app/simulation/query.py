@@ -372,7 +372,7 @@ def parse_shown_controls(
     return (tuple(shown) or None), notices
 
 
-def compose_search(current: str, values: Mapping[str, str]) -> str:
+def compose_search(current: str, values: Mapping[str, str], drop: Sequence[str] = ()) -> str:
     r"""The URL query (``?…``) the app writes: ``values`` first, in their order, then every
     parameter of ``current`` (the page's query) that the app does not write, byte for byte
     and in its order.
@@ -382,14 +382,15 @@ def compose_search(current: str, values: Mapping[str, str]) -> str:
     (``d%5Fk`` is ``d_k``); Bokeh's reserved ``bokeh-…`` names are always dropped
     (:func:`is_reserved_name`: ``bo\u212aeh-…``, with a Kelvin sign, is kept), and so is the
     served page's note of what the server left out (:data:`app.simulation.address.OMITTED`; the
-    offline page is never sent one, so its query.js keeps that as a link's own).
+    offline page is never sent one, so its query.js keeps that as a link's own), and any
+    name of ``drop`` (the served page's presenter key).
     """
     kept = []
     for piece in current.removeprefix("?").split("&"):
         if not piece:
             continue
         name = unquote_plus(piece.partition("=")[0])
-        if name in values or name == OMITTED or is_reserved_name(name):
+        if name in values or name == OMITTED or name in drop or is_reserved_name(name):
             continue
         kept.append(piece)
     return "?" + "&".join(filter(None, [urlencode(dict(values)), *kept]))

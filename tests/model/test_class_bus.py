@@ -101,18 +101,44 @@ def test_a_bus_that_goes_down_leaves_each_process_alone_and_says_so() -> None:
     bus, first, second = _two_processes()
     presenter = Session({PRESENT_PARAMETER: KEY}, classroom=first)
     there = Session({}, classroom=second)
+    explorer = Session({}, classroom=second)
+    presenter.state.d_k = 256
+    presenter.seat.bar.send_presses = 1
+    assert there.state.d_k == explorer.state.d_k == 256
     bus.go_down()
     assert there.seat.bar.bus_down and presenter.seat.bar.bus_down
     assert not second.presented and first.students == 0
+    # The presenter's bar says which part of the class it cannot reach.
+    assert presenter.seat.bar.unreachable == 2
     presenter.state.d_k = 4
-    presenter.seat.bar.send_presses = 1
+    presenter.seat.bar.send_presses = 2
     assert there.state.d_k != 4  # nothing crosses; the student's page works on its own
-    there.state.n = 16  # and a student's move while alone is still theirs
+    assert presenter.seat.bar.held and presenter.seat.bar.reached == 0
+    explorer.state.n = 16  # a student's move while alone marks them exploring
+    assert not explorer.seat.bar.following and there.seat.bar.following
     bus.come_back()
     bus.rooms["first"].heartbeat()
+    # The scene sent during the outage reaches the follower once the class is back, with
+    # no other Send; the explorer's own scene stays theirs.
     assert not there.seat.bar.bus_down and second.presented
-    presenter.seat.bar.send_presses = 2
     assert there.state.d_k == 4 and there.seat.following
+    assert explorer.state.d_k == 256 and explorer.state.n == 16
+    # The other process's status says it took the scene: the bar counts its students.
+    assert not presenter.seat.bar.held and presenter.seat.bar.reached == 2
+    assert presenter.seat.bar.unreachable == 0
+
+
+def test_the_counts_keep_the_unreachable_answers_during_an_outage() -> None:
+    bus, first, second = _two_processes()
+    presenter = Session({PRESENT_PARAMETER: KEY}, classroom=first)
+    there = Session({}, classroom=second)
+    there.seat.bar.claim = "none"
+    assert there.seat.answer("divisor", "8")
+    bus.rooms["second"].heartbeat()
+    assert presenter.seat.bar.answers["divisor"]["right"] == 1
+    bus.go_down()
+    assert presenter.seat.bar.answers["divisor"]["right"] == 1
+    assert presenter.seat.bar.students == 0 and presenter.seat.bar.unreachable == 1
 
 
 def test_a_silent_process_counts_as_gone(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -198,11 +224,16 @@ def test_a_malformed_scene_from_the_bus_changes_only_what_checks() -> None:
         {
             "kind": "scene",
             "origin": "first",
+            "at": 1.0,
             "scene": {"d_k": 10**9, "scaled": "no", "n": 16.0, "preset": "<b>", "x": 1},
         }
     )
     assert (student.state.d_k, student.state.scaled, student.state.n) == (1024, True, 16)
     assert student.state.preset == ""
+    # A scene with no time, or one no newer than the last, changes nothing.
+    for at in (None, "1", float("nan"), 1.0, 0.5):
+        second.take_bus_message({"kind": "scene", "origin": "first", "at": at, "scene": {"n": 64}})
+    assert student.state.n == 16
 
 
 class _Listener:

@@ -18,6 +18,7 @@ from app.served.classroom import (
 )
 from app.served.components.class_bar import PRESENTER, STUDENT, ClassBar
 from app.served.session import Session
+from app.simulation.query import compose_search
 
 KEY = "presenter-key-for-tests"
 
@@ -49,6 +50,56 @@ def test_only_the_key_presents() -> None:
     for wrong in ["", KEY[:-1], KEY + "x", KEY.upper(), None, 7, [KEY], "x" * (MAX_KEY_LENGTH + 1)]:
         assert not room.presents(wrong)
     assert not Classroom("").presents("") and not Classroom("").enabled
+
+
+def test_the_presenter_cookie_holds_a_token_not_the_key() -> None:
+    """The presenter's page keeps a token derived from the key: it presents on a reload, it
+    is not the key (a presenter link made of it presents nothing), and another key's class
+    refuses it."""
+    room = Classroom(KEY)
+    token = room.presenter_token
+    assert KEY not in token and not room.presents(token)
+    assert room.presents_by_cookie(token)
+    assert token == Classroom(KEY).presenter_token  # every process of the class agrees
+    assert not Classroom(KEY + "-next").presents_by_cookie(token)
+    for wrong in ["", token[:-1], token + "0", token.upper(), KEY, None, 7, "é" * len(token)]:
+        assert not room.presents_by_cookie(wrong)
+    assert Classroom("").presenter_token == "" and not Classroom("").presents_by_cookie("")
+
+
+def test_the_presenter_s_address_loses_the_key() -> None:
+    """The session writes the presenter's address without the key (the page keeps its
+    cookie), and only the presenter's bar carries the token."""
+    room, presenter, (student,) = _class(1)
+    assert presenter.seat.bar.presenter_token == room.presenter_token
+    assert student.seat.bar.presenter_token == ""
+    search = compose_search(
+        f"?{PRESENT_PARAMETER}={KEY}&id=007", presenter.state.query(), drop=(PRESENT_PARAMETER,)
+    )
+    assert KEY not in search and PRESENT_PARAMETER not in search and search.endswith("&id=007")
+
+
+def test_a_student_sees_the_revealed_counts_beside_the_questions() -> None:
+    """Hidden from the students until the presenter shows them: then the student's seat hands
+    the lesson the counts it draws beside each question (shown_result), and hides them again."""
+    _room, presenter, (student,) = _class(1)
+    student.add_lesson()
+    assert student.seat.answer("divisor", "8")
+    assert student.lesson.drawn.class_result == {} and student.seat.result == {}
+    presenter.seat.bar.revealed = True
+    result = student.lesson.drawn.class_result
+    assert result["answers"]["divisor"]["right"] == 1
+    assert result["questions"]["divisor"]["right"] == "right"
+    presenter.seat.bar.revealed = False
+    assert student.lesson.drawn.class_result == {}
+
+
+def test_the_charts_labels_do_not_say_which_choice_is_right() -> None:
+    """The labels a projected chart shows give nothing away; which is right is a key of its
+    own, drawn only with the counts."""
+    for question in TALLY.values():
+        assert question["right"] in question["choices"]
+        assert not any("right" in label for label in question["choices"].values())
 
 
 @given(st.text(max_size=200))
@@ -122,11 +173,12 @@ def test_a_student_who_moves_stops_following_and_can_go_back() -> None:
     explorer.seat.bar.back_presses = 1
     assert explorer.seat.bar.following
     assert (explorer.state.d_k, explorer.state.scaled) == (16, False)
-    # The switch does the same: off, then on again takes the instructor's scene.
-    explorer.seat.bar.following = False
+    # One control to rejoin: the page cannot set "following" itself.
+    assert not explorer.seat.bar.accepts_from_page("following", False)
     explorer.state.n = 64
-    explorer.seat.bar.following = True
-    assert explorer.state.n == presenter.state.n
+    assert not explorer.seat.bar.following
+    explorer.seat.bar.back_presses = 2
+    assert explorer.seat.bar.following and explorer.state.n == presenter.state.n
 
 
 def test_students_follow_each_move_while_live() -> None:
@@ -157,10 +209,10 @@ def test_a_students_page_cannot_present() -> None:
     bar = student.seat.bar
     assert not bar.accepts_from_page("send_presses", 1)
     assert not bar.accepts_from_page("live", True)
-    assert bar.accepts_from_page("following", False) and bar.accepts_from_page("back_presses", 3)
+    assert bar.accepts_from_page("back_presses", 3)
     for forged in [True, -1, 2**31, 1.5, "1", None]:
         assert not bar.accepts_from_page("back_presses", forged)
-    assert not bar.accepts_from_page("following", 1)
+    assert not bar.accepts_from_page("following", False)
     student.state.d_k = 1024
     assert room.send_scene(student.seat, student.seat.scene()) == 0
     assert other.state.d_k != 1024

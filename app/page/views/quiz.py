@@ -202,11 +202,13 @@ QUESTIONS = ("divisor", "sqrt", "matching")
 TALLY = {
     "divisor": {
         "title": "1. Divisor when d_k = 64",
-        "choices": {"right": "8 (right)", "wrong": "another answer"},
+        "choices": {"right": "8", "wrong": "another answer"},
+        "right": "right",
     },
     "sqrt": {
         "title": "2. Missing NumPy function",
-        "choices": {"right": "sqrt (right)", "wrong": "another answer"},
+        "choices": {"right": "sqrt", "wrong": "another answer"},
+        "right": "right",
     },
     "matching": {
         "title": "3. Matching",
@@ -216,10 +218,13 @@ TALLY = {
             )
             for right in range(len(MATCH_ITEMS), -1, -1)
         },
+        "right": str(len(MATCH_ITEMS)),
     },
 }
-"""How a class's answers are counted (class mode): each question's title and the choices
-an answer counts as, by key, with their labels; question 3 counts how many items match."""
+"""How a class's answers are counted (class mode): each question's title, the choices an
+answer counts as, by key, with their labels, and the key of the right one (the labels do
+not say which is right: a projected chart shows it only once the answers are shown);
+question 3 counts how many items match."""
 
 
 def tally_choice(question: object, answer: object) -> str | None:

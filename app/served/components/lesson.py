@@ -52,6 +52,7 @@ from app.served.components.assumptions import (
     assumptions_markup,
     section_stylesheets,
 )
+from app.served.components.class_bar import CLASS_CHART_CSS
 from app.served.components.figures import embeddable_item
 from app.served.components.framed import (
     FramedComponent,
@@ -311,6 +312,12 @@ class DrawnLesson(CheckedPageChanges, SharedData, FramedComponent, BundledCompon
         doc="The name the session's channel sends this component's frames and views to, and "
         "takes its row box's messages from.",
     )
+    class_result = param.Dict(
+        default={},
+        doc="The class's answers once the presenter shows them to the class (class mode: "
+        "app.served.components.class_bar.shown_result), drawn beside each quiz question; "
+        "empty while hidden.",
+    )
     channel_address = channel_address_parameter()
 
     bundled_css = (
@@ -319,6 +326,7 @@ class DrawnLesson(CheckedPageChanges, SharedData, FramedComponent, BundledCompon
         boxed_disclosure_css(),
         TRAINING_CSS,
         BUTTONS_CSS,
+        CLASS_CHART_CSS,
         *section_stylesheets(),
     )
     # The page puts a lazy section's view in its box when it arrives (drawn_lesson.js): the

@@ -1,16 +1,11 @@
 /*
  * The class bar (app/served/components/class_bar.py): the presenter's class panel, or a
- * student's "Following the instructor" with its switch and its way back. Plain elements:
- * a region named by its words, a status line read politely, native buttons and switches.
+ * student's "Following the instructor" with its one way back. Plain elements: a region
+ * named by its words, a status line read politely, native buttons, switches and a
+ * disclosure for the answers.
  */
 
-/** One of the bar's words, with `{count}` filled (or each `{name}` of an object's). */
-function say(texts, key, count) {
-  const values = typeof count === "object" ? count : { count };
-  return texts[key].replace(/\{(\w+)\}/g, (whole, name) =>
-    name in values ? String(values[name]) : whole,
-  );
-}
+import { answerChart, say } from "./class_answers.js";
 
 /**
  * The ballot this browser votes with: the page claims the one its storage keeps (any other
@@ -35,11 +30,41 @@ function keepBallot(model) {
   model.claim = read() || "none";
 }
 
+/**
+ * The presenter's page keeps its token in a cookie of this page's path (sent back on a
+ * reload, to this site only) and takes the presenter key out of its address bar, byte for
+ * byte leaving the rest of the query: a photo of the projected screen presents nothing.
+ */
+function keepPresenting(model) {
+  if (!model.presenter_token) return;
+  const secure = window.location.protocol === "https:" ? "; Secure" : "";
+  // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API needs a secure context, and a class's server is often plain http on its network.
+  document.cookie =
+    `${model.presenter_cookie}=${model.presenter_token}; Path=${window.location.pathname}` +
+    `; Max-Age=${model.presenter_cookie_age}; SameSite=Strict${secure}`;
+  const search = window.location.search.replace(/^\?/, "");
+  const named = (piece) => {
+    try {
+      return decodeURIComponent(piece.split("=")[0].replace(/\+/g, " "));
+    } catch {
+      return piece;
+    }
+  };
+  const kept = search
+    .split("&")
+    .filter((piece) => piece && named(piece) !== model.present_parameter);
+  if (kept.length === search.split("&").filter(Boolean).length) return;
+  const query = kept.length ? `?${kept.join("&")}` : "";
+  const { pathname, hash } = window.location;
+  window.history.replaceState(window.history.state, "", `${pathname}${query}${hash}`);
+}
+
 /** A native checkbox announced as a switch, in its label. */
-function labelledSwitch(text) {
+function labelledSwitch(text, className) {
   const label = document.createElement("label");
   const input = document.createElement("input");
   input.type = "checkbox";
+  input.className = className;
   input.setAttribute("role", "switch");
   label.append(input, document.createTextNode(text));
   return { label, input };
@@ -53,141 +78,129 @@ function plainButton(text, className) {
   return button;
 }
 
-/**
- * The class's answers: per question a small bar chart, each choice's label, bar and count
- * (the bars are drawn, the counts are read), and how many answered.
- */
-function answersBlock(model) {
-  const texts = model.texts;
-  const block = document.createElement("div");
-  block.className = "sdpa-class-answers";
-  const heading = document.createElement("h2");
-  heading.textContent = texts.answers;
-  // Only the presenter's page reads how many browsers the answers come from.
-  const presenter = model.role === "presenter";
-  const voters = document.createElement("p");
-  voters.className = "sdpa-class-voters";
-  const showVoters = () => {
-    voters.textContent = say(texts, "voters", { browsers: model.browsers, pages: model.students });
-  };
-  if (presenter) {
-    for (const name of ["browsers", "students"]) model.on(name, showVoters);
-    showVoters();
-  }
-  const show = () => {
-    const charts = Object.entries(model.questions).map(([key, question]) => {
-      const counts = model.answers[key] ?? {};
-      const values = Object.keys(question.choices).map((choice) => counts[choice] ?? 0);
-      const most = Math.max(1, ...values);
-      const total = values.reduce((sum, value) => sum + value, 0);
-      const chart = document.createElement("figure");
-      chart.className = "sdpa-class-question";
-      chart.dataset.question = key;
-      const caption = document.createElement("figcaption");
-      caption.textContent = `${question.title} (${say(texts, "answered", total)})`;
-      const list = document.createElement("ul");
-      Object.entries(question.choices).forEach(([choice, label], index) => {
-        const item = document.createElement("li");
-        item.className = "sdpa-class-choice";
-        item.dataset.choice = choice;
-        const name = document.createElement("span");
-        name.textContent = label;
-        const track = document.createElement("span");
-        track.className = "sdpa-class-track";
-        track.setAttribute("aria-hidden", "true");
-        const fill = document.createElement("span");
-        fill.className = "sdpa-class-fill";
-        fill.style.display = "block";
-        fill.style.width = `${(100 * values[index]) / most}%`;
-        track.append(fill);
-        const count = document.createElement("span");
-        count.className = "sdpa-class-count";
-        count.textContent = String(values[index]);
-        item.append(name, track, count);
-        list.append(item);
-      });
-      chart.append(caption, list);
-      return chart;
-    });
-    block.replaceChildren(heading, ...(presenter ? [voters] : []), ...charts);
-  };
-  model.on("answers", show);
-  show();
-  return block;
+/** A closed disclosure named `text`, and the box it opens. */
+function disclosure(text) {
+  const details = document.createElement("details");
+  details.className = "sdpa-class-disclosure";
+  const summary = document.createElement("summary");
+  summary.textContent = text;
+  const box = document.createElement("div");
+  box.className = "sdpa-class-answers";
+  details.append(summary, box);
+  return { details, box };
+}
+
+/** The charts of `model.answers`, per question; `counted` false hides counts and right choices. */
+function charts(model, counted) {
+  return Object.entries(model.questions).map(([key, question]) =>
+    answerChart(model.texts, key, question, model.answers[key] ?? {}, counted),
+  );
 }
 
 function presenterBar(model, bar, title, detail) {
   const texts = model.texts;
+  keepPresenting(model);
   const send = plainButton(texts.send, "sdpa-class-send");
-  const { label, input } = labelledSwitch(texts.live);
-  input.className = "sdpa-class-live";
+  const live = labelledSwitch(texts.live, "sdpa-class-live");
+  const reveal = labelledSwitch(texts.reveal, "sdpa-class-reveal");
   send.addEventListener("click", () => {
     model.send_presses = model.send_presses + 1;
   });
-  input.addEventListener("change", () => {
-    model.live = input.checked;
+  live.input.addEventListener("change", () => {
+    model.live = live.input.checked;
   });
-  const show = () => {
-    const count = model.students;
-    title.textContent = say(texts, count === 1 ? "students_one" : "students_many", count);
-    const reached = model.reached;
-    detail.textContent = model.bus_down
-      ? texts.bus_down
-      : reached < 0
-        ? ""
-        : say(texts, reached === 1 ? "sent_one" : "sent_many", reached);
-    input.checked = model.live;
-  };
-  for (const name of ["students", "reached", "live", "bus_down"]) model.on(name, show);
-  show();
-  const reveal = labelledSwitch(texts.reveal);
-  reveal.input.className = "sdpa-class-reveal";
-  reveal.input.checked = model.revealed;
   reveal.input.addEventListener("change", () => {
     model.revealed = reveal.input.checked;
   });
-  model.on("revealed", () => {
+  const showStatus = () => {
+    const count = model.students;
+    title.textContent = say(texts, count === 1 ? "students_one" : "students_many", count);
+    const reached = model.reached;
+    const sent =
+      reached < 0
+        ? ""
+        : model.held
+          ? say(texts, "held", reached)
+          : say(texts, reached === 1 ? "sent_one" : "sent_many", reached);
+    const down = model.bus_down
+      ? `${texts.bus_down} ${say(texts, "bus_down_presenter", model.unreachable)}`
+      : "";
+    detail.textContent = [down, sent].filter(Boolean).join(" ");
+    live.input.checked = model.live;
     reveal.input.checked = model.revealed;
-  });
+  };
+  for (const name of ["students", "reached", "held", "live", "revealed", "bus_down", "unreachable"])
+    model.on(name, showStatus);
+  showStatus();
+
+  // The answers, in a disclosure: hidden on the projected screen until shown to the class,
+  // or until the presenter peeks (this page only).
+  const { details, box } = disclosure(texts.answers);
+  const voters = document.createElement("p");
+  voters.className = "sdpa-class-voters";
+  const hidden = document.createElement("p");
+  hidden.className = "sdpa-class-hidden";
+  hidden.textContent = texts.hidden;
+  const peek = plainButton(texts.peek, "sdpa-class-peek");
+  peek.setAttribute("aria-pressed", "false");
   const reset = plainButton(texts.reset, "sdpa-class-reset");
+  // Only the charts are drawn anew: the buttons keep their focus.
+  const drawn = document.createElement("div");
+  drawn.className = "sdpa-class-answers";
+  box.append(voters, hidden, drawn, peek, reset);
+  const showAnswers = () => {
+    const counted = model.revealed || peek.getAttribute("aria-pressed") === "true";
+    voters.textContent = say(texts, "voters", { browsers: model.browsers, pages: model.students });
+    hidden.hidden = counted;
+    peek.hidden = model.revealed;
+    drawn.replaceChildren(...charts(model, counted));
+  };
+  peek.addEventListener("click", () => {
+    peek.setAttribute("aria-pressed", String(peek.getAttribute("aria-pressed") !== "true"));
+    showAnswers();
+  });
   reset.addEventListener("click", () => {
     model.reset_presses = model.reset_presses + 1;
   });
-  bar.append(send, label, answersBlock(model), reveal.label, reset);
+  for (const name of ["answers", "revealed", "browsers", "students"]) model.on(name, showAnswers);
+  showAnswers();
+  bar.append(send, live.label, reveal.label, details);
 }
 
 function studentBar(model, bar, title, detail) {
   const texts = model.texts;
-  const { label, input } = labelledSwitch(texts.follow);
-  input.className = "sdpa-class-follow";
   const back = plainButton(texts.back, "sdpa-class-back");
-  input.addEventListener("change", () => {
-    model.following = input.checked;
-  });
   back.addEventListener("click", () => {
     model.back_presses = model.back_presses + 1;
   });
   const show = () => {
     bar.hidden = !(model.presented || model.bus_down);
     const following = model.following;
-    title.textContent = following ? texts.following : texts.exploring;
-    detail.textContent = model.bus_down
+    // While the class is not connected, every page says that first.
+    title.textContent = model.bus_down
       ? texts.bus_down
       : following
+        ? texts.following
+        : texts.exploring;
+    detail.textContent = !following
+      ? texts.exploring_detail
+      : !model.bus_down
         ? texts.following_detail
-        : texts.exploring_detail;
-    input.checked = following;
+        : model.presented
+          ? texts.bus_down_with_presenter
+          : texts.bus_down_following;
     back.hidden = following;
   };
-  const answers = answersBlock(model);
+  const { details, box } = disclosure(texts.answers);
   const showAnswers = () => {
-    answers.hidden = !model.revealed;
+    details.hidden = !model.revealed;
+    box.replaceChildren(...charts(model, true));
   };
   for (const name of ["presented", "following", "bus_down"]) model.on(name, show);
-  model.on("revealed", showAnswers);
+  for (const name of ["revealed", "answers"]) model.on(name, showAnswers);
   show();
   showAnswers();
-  bar.append(label, back, answers);
+  bar.append(back, details);
   keepBallot(model);
 }
 

@@ -13,6 +13,7 @@ import * as Kernel from "../shared/kernel.js";
 import * as LessonDrawing from "../shared/lesson_figures.js";
 import * as Text from "../shared/text.js";
 import * as SdpaChannel from "./channel.js";
+import { answerChart } from "./class_answers.js";
 import { figureModels, followTheme, unpack } from "./embedding.js";
 import { pageData } from "./page_data.js";
 
@@ -77,6 +78,7 @@ function drawLesson(model, el, data) {
       const message = { quiz: { question, answer } };
       if (!SdpaChannel.send(key, target, message)) model.send_msg(message);
     });
+    showClassResult(model, box);
   }
   for (const button of box.querySelectorAll("button[data-lazy]")) lazySection(model, box, button);
   const trainingBox = box.querySelector(".sdpa-training");
@@ -429,6 +431,38 @@ function lazySection(model, box, button) {
   }
   show();
   model.on("opened", show);
+}
+
+/**
+ * Class mode: once the presenter shows the class's answers, each quiz question shows them
+ * under its feedback (`model.class_result`: app.served.components.class_bar.shown_result),
+ * where the student answered; they go again when hidden.
+ */
+function showClassResult(model, box) {
+  const show = () => {
+    const result = model.class_result ?? {};
+    for (const button of box.querySelectorAll("#sdpa-quiz button[data-check]")) {
+      const within = button.closest(".quiz-question");
+      const key = button.dataset.check;
+      let shown = within.querySelector(".sdpa-quiz-class");
+      const question = result.questions?.[key];
+      if (!question) {
+        shown?.remove();
+        continue;
+      }
+      if (!shown) {
+        shown = document.createElement("div");
+        shown.className = "sdpa-quiz-class";
+        within.append(shown);
+      }
+      const chart = answerChart(result.texts, key, question, result.answers[key] ?? {});
+      chart.querySelector("figcaption").textContent =
+        `${result.texts.answers}: ${chart.querySelector("figcaption").textContent}`;
+      shown.replaceChildren(chart);
+    }
+  };
+  show();
+  model.on("class_result", show);
 }
 
 /** Drop a removed component's record. */
