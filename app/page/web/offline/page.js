@@ -547,14 +547,14 @@ const api = {
     api.page = new ExportPage(models, new kernelSource.KernelSource(CONFIG));
     api.page.start();
     // The heatmap's frame square and sized to its room (the served page does the same).
-    const view = (model) => globalThis.Bokeh.index.find_one(model)?.el;
+    const view = (model) => globalThis.Bokeh.index.find_one(model);
     heatmapFrame.keepSquare(
       models.heatmap,
       () => view(models.heatmap),
       {
         heatmap: document.querySelector(".sdpa-heatmap"),
         histograms: document.querySelector(".sdpa-histograms"),
-        rawHistogram: () => view(models.raw_histogram),
+        rawHistogram: () => view(models.raw_histogram)?.el,
       },
       CONFIG.heatmap.frame,
     );

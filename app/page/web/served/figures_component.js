@@ -91,14 +91,14 @@ export function render({ model, el }) {
     const models = figureModels(managers, ids);
     followTheme(managers, config.dark_theme, model);
     // The heatmap's frame square and sized to its room (the offline page does the same).
-    const view = (one) => globalThis.Bokeh.index.find_one(one)?.el;
+    const view = (one) => globalThis.Bokeh.index.find_one(one);
     const stopSquare = keepSquare(
       models.heatmap,
       () => view(models.heatmap),
       {
         heatmap: heatmapBox,
         histograms: histogramsBox,
-        rawHistogram: () => view(models.raw_histogram),
+        rawHistogram: () => view(models.raw_histogram)?.el,
       },
       config.heatmap.frame,
     );

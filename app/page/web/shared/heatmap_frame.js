@@ -40,6 +40,14 @@ function scrolledAbove(element) {
   return offset;
 }
 
+/** Whether BokehJS is still building the views of renderers or annotations just added to
+ * `figure` (the overflow legend is added to it while a weight overflows). */
+function building(figure, view) {
+  const { above, below, left, right, center, renderers } = figure;
+  const parts = [...above, ...below, ...left, ...right, ...center, ...renderers];
+  return parts.some((part) => !view.renderer_views.has(part));
+}
+
 /**
  * The side of a square frame that fits: `room` holds the column's width, the screen's
  * height, where the figure starts on the (unscrolled) page, what goes under it and the
@@ -58,9 +66,9 @@ function frameSide(room, frame) {
  * `boxes`: `heatmap`, the element the heatmap's column is (its width is the room's);
  * `histograms`, the histograms' element; `rawHistogram`, the raw histogram figure's
  * element (first in it), whose height counts when the histograms sit under the heatmap.
- * `figureElement()` returns the heatmap figure's element. Returns a function that stops.
+ * `figureView()` returns the heatmap figure's view. Returns a function that stops.
  */
-function keepSquare(figure, figureElement, boxes, frame) {
+function keepSquare(figure, figureView, boxes, frame) {
   let scheduled = null;
   /** Whether the room may have changed (a resize), not only BokehJS's layout. */
   let resized = true;
@@ -69,9 +77,17 @@ function keepSquare(figure, figureElement, boxes, frame) {
     scheduled = null;
     const { inner_width: innerWidth, inner_height: innerHeight } = figure;
     const { outer_width: outerWidth, outer_height: outerHeight } = figure;
-    const element = figureElement();
+    const view = figureView();
     const width = boxes.heatmap.clientWidth;
-    if (!(outerWidth > 0) || !(innerWidth > 0) || !element || !(width > 0)) return;
+    if (!(outerWidth > 0) || !(innerWidth > 0) || !view || !(width > 0)) return;
+    if (building(figure, view)) {
+      // A new frame size lays the figure out at once, and a layout before the views of
+      // what was just added exist fails ("cannot find a view"): BokehJS lays it out once
+      // they do, and this looks again then.
+      schedule(false);
+      return;
+    }
+    const element = view.el;
     const placed = element.getBoundingClientRect();
     const heatmap = boxes.heatmap.getBoundingClientRect();
     const histograms = boxes.histograms.getBoundingClientRect();
