@@ -51,7 +51,7 @@ function building(figure, view) {
 /**
  * The side of a square frame that fits: `room` holds the column's width, the screen's
  * height, where the figure starts on the (unscrolled) page, what goes under it and the
- * figure's extents around its frame. A pure function: heatmap_frame tests run it in Node.
+ * figure's extents around its frame. A pure function (tests/js/heatmap_frame.test.mjs).
  */
 function frameSide(room, frame) {
   const byWidth = room.width - room.aroundWidth - SLACK_PX;
