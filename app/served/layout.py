@@ -40,7 +40,7 @@ MORE_TEXTS = {"more": MORE_LABEL, **SHARE_TEXTS}
 
 def head_meta() -> Meta:
     """The head's title, description and viewport (app/page/head.py) as panel-material-ui's
-    page template reads them."""
+    page template reads them: a Page's own, or a component's document's template variable."""
     return Meta(title=HEAD.title, description=HEAD.description, viewport=HEAD.viewport)
 
 
@@ -118,8 +118,8 @@ class PageLayout:
         self.figures = figures
         """The heatmap, histograms and readouts: they follow the page's theme."""
         self.lesson: pn.viewable.Viewable | None = None
-        """The lesson, once asked for: below the controls and the plots, the page's whole
-        width."""
+        """The lesson, once asked for: below the plots, in their column (beside the
+        controls' card on a wide page)."""
         self.first_screen = FirstScreen(
             title=HEAD.title,
             embed=embed,
@@ -145,8 +145,7 @@ class PageLayout:
         else:
             self.page = pmui.Page(
                 title=HEAD.title,
-                meta_description=HEAD.description,
-                meta_viewport=HEAD.viewport,
+                meta=head_meta(),
                 main=[self.first_screen],
                 stylesheets=[HEADER_CSS],
                 theme_config=PAGE_HEADINGS_THEME,
