@@ -8,6 +8,7 @@ it serves the app's controls; :func:`serve_page` serves another set of them
 import panel as pn
 
 from app.compat import quiet_refused_patches
+from app.page.head import HEAD
 from app.served.components.connection import add_connection_notice
 from app.served.location import served, session_location
 from app.served.session import build_app
@@ -58,7 +59,9 @@ def serve_page(spec: SimulationSpec = SPEC) -> None:
         pn.pane.Str(REFUSED_TEXT).servable()
     else:
         page = build_app(pn.state.session_args, location=location, spec=spec)
-        page.servable(location=location or True)
+        # The tab's title (app/page/head.py): Panel names a component's page "Panel
+        # Application" otherwise.
+        page.servable(location=location or True, title=HEAD.title)
     # In any layout: a notice with a Reload button once the server stops answering.
     if pn.state.curdoc is not None:
         add_connection_notice(pn.state.curdoc)

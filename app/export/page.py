@@ -43,6 +43,7 @@ from app.page.facts import (
 )
 from app.page.figures import ALERT_TEXTS, DARK_FIGURE_THEME, build_views, figures_config, intro_html
 from app.page.frames import frame_fields_spec
+from app.page.head import HEAD
 from app.page.kernel_data import (
     FIXED_CONTROLS,
     ExportData,
@@ -388,7 +389,7 @@ def render_html(data: ExportData, spec: SimulationSpec = SPEC) -> str:
         inline_bundle(documents),
         docs_json,
         render_items,
-        title=TITLE,
+        title=HEAD.title,
         template=(ASSETS / "page.html.jinja").read_text(encoding="utf-8"),
         template_variables={
             "sdpa_style": THEME_CSS
@@ -405,7 +406,7 @@ def render_html(data: ExportData, spec: SimulationSpec = SPEC) -> str:
             "sdpa_sections": _script_safe(serialize_json(sections)),
             "section_roots": later_items[0].roots,
             "sdpa_scripts": scripts,
-            "sdpa_title": html.escape(TITLE),
+            "sdpa_head": HEAD.escaped(),
             "sdpa_lesson_heading": html.escape(LESSON_HEADING),
             "sdpa_intro": intro_html(),
             "sdpa_more_label": MORE_LABEL,

@@ -54,10 +54,21 @@ NOTICE_TITLE = "Some link values were adjusted"
 """The title of the alert that explains the link values fixed or ignored; the offline
 page's notice box begins with it (app.page.figures.ALERT_TEXTS)."""
 
-HEATMAP_ASPECT = 1.75
-"""Width / height of the heatmap figure, which scales with its column's width (its title
-sits above it, outside the figure: at 400 px wide the heatmap and the raw histogram then
-still share a 700 px screen)."""
+HEATMAP_FIRST_SIDE = 300
+"""The heatmap's plotting frame's side in px until the page has sized it to its room
+(app/page/web/shared/heatmap_frame.js): the frame is square, its cells too."""
+
+HEATMAP_MIN_SIDE = 160
+"""The smallest side the page gives the heatmap's frame for want of height (a short
+window): narrower columns still get a frame as wide as they are."""
+
+HEATMAP_BORDER_TOP = 10
+"""Room in px above the heatmap's frame: half of the top row's tick label sits in it."""
+
+HEATMAP_SCREEN_FRACTION = 0.45
+"""How far down its screen the heatmap is taken to start at most when the page sizes its
+frame to the screen's height: a page far down a longer document (a notebook) still gets a
+heatmap of half its screen."""
 
 HISTOGRAM_HEIGHT = 175
 """Height of each histogram figure in px (they stretch to their column's width)."""

@@ -14,7 +14,13 @@ import numpy as np
 from bokeh.layouts import column
 from bokeh.models import Div, HoverTool, LinearColorMapper, Model, Range1d
 
-from app.page.facts import HEATMAP_ASPECT, HISTOGRAM_HEIGHT, NOTICE_TITLE, SCENE_TITLE
+from app.page.facts import (
+    HEATMAP_MIN_SIDE,
+    HEATMAP_SCREEN_FRACTION,
+    HISTOGRAM_HEIGHT,
+    NOTICE_TITLE,
+    SCENE_TITLE,
+)
 from app.page.views.alert_box import DARK_COLOURS
 from app.page.views.heatmap import (
     COLOUR_BAR_TITLES,
@@ -96,7 +102,8 @@ def intro_html(text: str = INTRO) -> str:
 
 def figures_config() -> dict:
     """What figures.js's FirstScreenFigures reads: the parts' names, the heatmap's columns,
-    titles and palettes, the histograms' headroom, the readouts' and histograms' templates
+    titles and palettes (and how heatmap_frame.js sizes its frame), the histograms'
+    headroom, the readouts' and histograms' templates
     (which text.js fills as the server does) and the verdict's thresholds."""
     return {
         "parts": dict(FIGURE_PARTS),
@@ -108,6 +115,7 @@ def figures_config() -> dict:
             "weights_palette": list(WEIGHTS_PALETTE),
             "scores_palette": list(SCORES_PALETTE),
             "outline_gap": ROW_OUTLINE_GAP,
+            "frame": {"min_side": HEATMAP_MIN_SIDE, "screen_fraction": HEATMAP_SCREEN_FRACTION},
         },
         "histogram": {"headroom": HISTOGRAM_HEADROOM},
         "texts": {"readouts": READOUT_TEXTS, "histograms": HISTOGRAM_TEXTS},
@@ -229,9 +237,9 @@ def build_views(model: SimulationModel) -> PageViews:
         high=image_mapper.high,
         nan_color=image_mapper.nan_color,
     )
-    # The figures scale with their column, as on the served page, so the heatmap and the
-    # raw histogram fit one screen from a phone to a wide window.
-    heatmap.figure.update(sizing_mode="scale_width", aspect_ratio=HEATMAP_ASPECT)
+    # The heatmap's frame is square, sized in the browser to its column and its screen
+    # (heatmap_frame.js), so the heatmap and the raw histogram fit one screen from a phone
+    # to a wide window.
     histograms = DotProductHistograms(model)
     # Notices quote (filtered) URL values; the scene is a preset's label and words.
     notice = _hidden_text_box("notice", NOTICE_STYLES, "warning")

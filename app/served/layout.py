@@ -7,10 +7,12 @@ from collections.abc import Callable, Sequence
 import panel as pn
 import panel_material_ui as pmui
 import param
+from panel_material_ui.template.base import Meta
 
 from app.compat import detach_from_global_busy
 from app.page.controls import whole_rows_first, widget_names
 from app.page.facts import MORE_LABEL, NOTICE_TITLE, WIDE_PAGE_PX, with_breakpoints
+from app.page.head import HEAD
 from app.page.theme import THEME_CSS
 from app.page.views.alert_box import AlertBox
 from app.page.views.aria import PAGE_HEADINGS_THEME
@@ -19,7 +21,6 @@ from app.served.components.first_screen import FirstScreen
 from app.served.share import SHARE_TEXTS
 from app.served.ticks import once_page_loaded
 from app.simulation.presets import PRESETS, Preset
-from app.simulation.spec import TITLE
 from app.simulation.state import SimulationState
 
 HEADER_CSS = with_breakpoints("""
@@ -35,6 +36,12 @@ it is not shown, nor left as an unnamed progress bar for assistive technology.""
 
 MORE_TEXTS = {"more": MORE_LABEL, **SHARE_TEXTS}
 """The words of the "More controls" button and of the share part under it."""
+
+
+def head_meta() -> Meta:
+    """The head's title, description and viewport (app/page/head.py) as panel-material-ui's
+    page template reads them: a Page's own, or a component's document's template variable."""
+    return Meta(title=HEAD.title, description=HEAD.description, viewport=HEAD.viewport)
 
 
 class PageLayout:
@@ -111,10 +118,10 @@ class PageLayout:
         self.figures = figures
         """The heatmap, histograms and readouts: they follow the page's theme."""
         self.lesson: pn.viewable.Viewable | None = None
-        """The lesson, once asked for: below the controls and the plots, the page's whole
-        width."""
+        """The lesson, once asked for: below the plots, in their column (beside the
+        controls' card on a wide page)."""
         self.first_screen = FirstScreen(
-            title=TITLE,
+            title=HEAD.title,
             embed=embed,
             controls=self.drawn_controls,
             figures=figures,
@@ -131,9 +138,14 @@ class PageLayout:
         if embed:
             self.page = self.first_screen
             self.first_screen.param.watch(self._theme_changed, "dark")
+            if pn.state.curdoc is not None:
+                # The template Panel serves a component with reads the head's words from
+                # here (a Page has its own): the offline file's (app/page/head.py).
+                pn.state.curdoc.template_variables["meta"] = head_meta()
         else:
             self.page = pmui.Page(
-                title=TITLE,
+                title=HEAD.title,
+                meta=head_meta(),
                 main=[self.first_screen],
                 stylesheets=[HEADER_CSS],
                 theme_config=PAGE_HEADINGS_THEME,

@@ -15,6 +15,7 @@ import sdpa_core
 from app.export import MAX_BYTES, ExportTooLargeError, export_html
 from app.export.page import PAGE_CONTROLS, build_document, initial_state, inline_bundle
 from app.page.assumptions import SECTION_CONTROLS
+from app.page.head import ICON
 from app.page.kernel_data import build_export_data
 from app.page.views.heatmap import LEGEND_KEY_NAME
 
@@ -49,8 +50,12 @@ def test_nothing_is_loaded_from_elsewhere(html: str) -> None:
     parser.feed(html)
     names = {tag for tag, _ in parser.tags}
     assert {"script", "style", "div"} <= names
-    assert not names & {"link", "img", "iframe", "object", "embed", "source", "base"}
-    assert [attrs for _, attrs in parser.tags if {"src", "href", "action"} & attrs.keys()] == []
+    assert not names & {"img", "iframe", "object", "embed", "source", "base"}
+    # One link: the icon, inline (a data: address, which the browser does not request).
+    links = [attrs for tag, attrs in parser.tags if tag == "link"]
+    assert links == [{"rel": "icon", "href": ICON}] and ICON.startswith("data:")
+    addressed = [attrs for tag, attrs in parser.tags if {"src", "href", "action"} & attrs.keys()]
+    assert [attrs for attrs in addressed if attrs not in links] == []
     # BokehJS is inline, with its widgets (the sliders) but not the parts the page skips.
     assert "/* BEGIN bokeh.min.js */" in html
     assert "/* BEGIN bokeh-widgets.min.js */" in html

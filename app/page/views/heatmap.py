@@ -17,6 +17,7 @@ from bokeh.models import (
 from bokeh.palettes import RdBu11, Viridis256, interp_palette
 from bokeh.plotting import figure
 
+from app.page.facts import HEATMAP_BORDER_TOP, HEATMAP_FIRST_SIDE
 from app.page.views.style import without_glyph_copies
 from app.simulation.model import SimulationModel
 
@@ -109,18 +110,20 @@ class HeatmapView:
             y_range=Range1d(n, 0, bounds=(0, n)),
             x_axis_label="key j",
             y_axis_label="query i",
-            sizing_mode="stretch_width",
-            height=460,
-            min_width=280,
-            toolbar_location="above",
-            tools="pan,wheel_zoom,box_zoom,reset,save",
-            active_scroll=None,
-            # The toolbar is 30 px tall: its active tools' bars then sit 6 px above the
-            # heatmap's top row, not on its edge.
-            min_border_top=36,
+            # The plotting frame is square (a score matrix's cells are) and sized by the
+            # page to the room it has (heatmap_frame.js); the axes, the colour bar and the
+            # save button take what they need around it.
+            frame_width=HEATMAP_FIRST_SIDE,
+            frame_height=HEATMAP_FIRST_SIDE,
+            # Save alone: a student needs no pan, zoom or reset, and each tool was a Tab
+            # stop. It sits right of the colour bar, not in a row above the matrix.
+            toolbar_location="right",
+            tools="save",
+            min_border_top=HEATMAP_BORDER_TOP,
             # No frame outline: its 1 px line ran over the top and edge rows' cells.
             outline_line_color=None,
         )
+        self.figure.toolbar.logo = None
         self.figure.title.text_font_size = "13px"
         self.figure.grid.visible = False
         # One image renderer per column, all on the same source and mapper, the view's
@@ -163,6 +166,8 @@ class HeatmapView:
         )
         self.figure.add_tools(
             HoverTool(
+                # Hovering a cell shows its numbers; no button turns that off.
+                visible=False,
                 renderers=list(self.renderers.values()),
                 tooltips=[
                     ("query i", "$y{cell}"),

@@ -36,6 +36,10 @@ usually there by the time the student scrolls to it."""
 SIDEBAR_BASIS_PX = 280
 """The controls' card's width beside the plots."""
 
+CARD_GAP_PX = 6
+"""The controls' card's margin above and below it (and its distance from the top of the
+visible page while it stays in view)."""
+
 MAIN_MIN_WIDTH_PX = {"page": 640, "embed": 760}
 """The narrowest the plots' column gets beside the controls' card, by layout: narrower, and
 the card goes above the plots."""
@@ -75,7 +79,7 @@ LAYOUT_CSS = f"""
 }}
 .sdpa-body {{ display: flex; flex-wrap: wrap; width: 100%; }}
 .sdpa-sidebar {{
-  flex: 1 1 {SIDEBAR_BASIS_PX}px; min-width: 0; margin: 6px 5px;
+  flex: 1 1 {SIDEBAR_BASIS_PX}px; min-width: 0; margin: {CARD_GAP_PX}px 5px;
   background: var(--mui-palette-background-paper, #fff);
   border-radius: 4px;
   box-shadow: 0 2px 1px -1px rgba(0, 0, 0, 0.2), 0 1px 1px 0 rgba(0, 0, 0, 0.14),
@@ -83,12 +87,19 @@ LAYOUT_CSS = f"""
   padding: 4px 0;
 }}
 .sdpa-main {{ flex: 999 1 0; min-width: min(100%, var(--sdpa-main-min, 640px)); }}
+.sdpa-beside > .sdpa-sidebar {{
+  position: sticky; top: {CARD_GAP_PX}px; align-self: flex-start;
+  max-height: var(--sdpa-card-max, none); overflow-y: auto; box-sizing: border-box;
+}}
 .sdpa-notice:empty, .sdpa-scene:empty, .sdpa-class-box:empty {{ display: none; }}
 {GATE_CSS}
 """
 """The controls' card (Material UI's paper at elevation 1) beside the plots' column while
-that keeps its narrowest width, else above it; the lesson below both, the page's whole
-width (beside the card it left the card's column empty for thousands of px)."""
+that keeps its narrowest width, else above it. The lesson follows the plots in their column,
+so it starts under its button; beside the column the card stays in view as the page scrolls
+(``sdpa-beside``, set by first_screen.js), no taller than the visible page, its own part
+scrolling when it is longer: below the plots it once left an empty band as tall as the
+opened "More controls" (and, with the lesson under both, the lesson started below it)."""
 
 
 class FirstScreen(CheckedPageChanges, BundledComponent):
@@ -113,7 +124,10 @@ class FirstScreen(CheckedPageChanges, BundledComponent):
         default=False, doc="Whether this is the embedded page, with a main landmark of its own."
     )
     texts = param.Dict(default={}, doc="The title, the gate's words and the lesson's heading.")
-    sizes = param.Dict(default={}, doc="How far below the viewport the gate opens the lesson.")
+    sizes = param.Dict(
+        default={},
+        doc="How far below the viewport the gate opens the lesson; the card's margin.",
+    )
     dark = param.Boolean(
         default=False,
         doc="Whether the page shows the dark theme: the page sends the system's preference "
@@ -143,7 +157,7 @@ class FirstScreen(CheckedPageChanges, BundledComponent):
                 "gate_opening": OPENING_TEXT,
                 "lesson": LESSON_HEADING,
             },
-            sizes={"gate_margin": GATE_MARGIN_PX},
+            sizes={"gate_margin": GATE_MARGIN_PX, "card_gap": CARD_GAP_PX},
             **params,
         )
 

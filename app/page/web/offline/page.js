@@ -20,6 +20,7 @@
 import * as controlDrawing from "../shared/control_widgets.js";
 import { FirstScreenDriver } from "../shared/first_screen_driver.js";
 import * as figureDrawing from "../shared/first_screen_figures.js";
+import * as heatmapFrame from "../shared/heatmap_frame.js";
 import * as kernel from "../shared/kernel.js";
 import * as lessonDrawing from "../shared/lesson_figures.js";
 import * as queryRules from "../shared/query.js";
@@ -545,6 +546,18 @@ const api = {
     followSystemTheme();
     api.page = new ExportPage(models, new kernelSource.KernelSource(CONFIG));
     api.page.start();
+    // The heatmap's frame square and sized to its room (the served page does the same).
+    const view = (model) => globalThis.Bokeh.index.find_one(model);
+    heatmapFrame.keepSquare(
+      models.heatmap,
+      () => view(models.heatmap),
+      {
+        heatmap: document.querySelector(".sdpa-heatmap"),
+        histograms: document.querySelector(".sdpa-histograms"),
+        rawHistogram: () => view(models.raw_histogram)?.el,
+      },
+      CONFIG.heatmap.frame,
+    );
   },
   /** Called by the lesson's document once drawn, as start is by the first. */
   startSections(models) {

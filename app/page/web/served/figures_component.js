@@ -7,6 +7,7 @@
  */
 import { FirstScreenDriver } from "../shared/first_screen_driver.js";
 import * as F from "../shared/first_screen_figures.js";
+import { keepSquare } from "../shared/heatmap_frame.js";
 import * as SdpaChannel from "./channel.js";
 import { figureModels, followTheme, unpack } from "./embedding.js";
 import { pageData } from "./page_data.js";
@@ -89,6 +90,18 @@ export function render({ model, el }) {
     ]);
     const models = figureModels(managers, ids);
     followTheme(managers, config.dark_theme, model);
+    // The heatmap's frame square and sized to its room (the offline page does the same).
+    const view = (one) => globalThis.Bokeh.index.find_one(one);
+    const stopSquare = keepSquare(
+      models.heatmap,
+      () => view(models.heatmap),
+      {
+        heatmap: heatmapBox,
+        histograms: histogramsBox,
+        rawHistogram: () => view(models.raw_histogram)?.el,
+      },
+      config.heatmap.frame,
+    );
     const figures = new F.FirstScreenFigures(models, config, readouts);
     driver = new FirstScreenDriver(figures, figures.parts, config.parts.histograms, complete);
     globalThis[config.tap_hook] ??= (figure, y) => PICKS.get(figure)?.(y);
@@ -103,6 +116,7 @@ export function render({ model, el }) {
       frame: (frame) => draw(unpack(frame), false),
     });
     model.on("remove", () => {
+      stopSquare();
       SdpaChannel.forget(key, config.channel_target);
       PICKS.delete(models.heatmap);
       const records = globalThis.SdpaDrawnFigures;

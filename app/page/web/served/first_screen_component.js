@@ -1,7 +1,8 @@
 /*
  * The served page's first screen around its drawn parts (app/served/components/first_screen.py): the
  * landmark and hidden headings, the controls' card (its controls and "More controls" are
- * served/controls_component.js's), the column of the plots with the lesson's gate under them, and the theme the document shows.
+ * served/controls_component.js's), the column of the plots with the lesson's gate and the lesson
+ * under them, and the theme the document shows.
  * The parts Python fills (controls, figures, alerts, the lesson) are its children; the
  * layout around them is plain elements and CSS.
  */
@@ -129,6 +130,50 @@ function lessonGate(model) {
   return box;
 }
 
+/** The nearest element above `element` (across shadow roots) that scrolls vertically, or
+ * null when the document does. */
+function scrollerOf(element) {
+  let node = element;
+  while (node) {
+    node =
+      node.parentElement ??
+      (node.getRootNode() instanceof ShadowRoot ? node.getRootNode().host : null);
+    if (!node || node === document.scrollingElement || node === document.body) return null;
+    const { overflowY } = getComputedStyle(node);
+    if (overflowY === "auto" || overflowY === "scroll") return node;
+  }
+  return null;
+}
+
+/**
+ * While the controls' card sits beside the plots' column (not above it), it stays in view
+ * as the page scrolls on through the lesson, which follows the plots in their column, and
+ * it is no taller than the page's visible height (its own part scrolls when it is longer):
+ * the lesson then starts under its button, not below the whole card, and the column beside
+ * it is never an empty band.
+ */
+function keepCardInView(body, card, main, model) {
+  const update = () => {
+    const beside = card.getBoundingClientRect().right <= main.getBoundingClientRect().left + 1;
+    if (body.classList.contains("sdpa-beside") !== beside) {
+      body.classList.toggle("sdpa-beside", beside);
+    }
+    const scroller = scrollerOf(body);
+    const visible = scroller ? scroller.clientHeight : window.innerHeight;
+    const height = `${Math.max(visible - 2 * model.sizes.card_gap, 0)}px`;
+    if (body.style.getPropertyValue("--sdpa-card-max") !== height) {
+      body.style.setProperty("--sdpa-card-max", height);
+    }
+  };
+  const observer = new ResizeObserver(update);
+  observer.observe(body);
+  window.addEventListener("resize", update);
+  model.on("remove", () => {
+    observer.disconnect();
+    window.removeEventListener("resize", update);
+  });
+}
+
 export function render({ model, el }) {
   followSystemTheme(model);
   // The embedded page has no Material UI Page and so no main element of its own.
@@ -150,12 +195,18 @@ export function render({ model, el }) {
     childBox(model, "scene", "sdpa-scene"),
     childBox(model, "figures", "sdpa-figures-box"),
   );
-  // Above the gate: the lesson's sections replace the gate, under this heading.
-  main.append(hiddenHeading(2, model.texts.lesson), lessonGate(model));
+  // Above the gate: the lesson's sections replace the gate, under this heading, in the
+  // plots' column.
+  main.append(
+    hiddenHeading(2, model.texts.lesson),
+    lessonGate(model),
+    childBox(model, "lesson", "sdpa-lesson"),
+  );
 
   const body = document.createElement("div");
   body.className = "sdpa-body";
   body.append(card, main);
-  page.append(body, childBox(model, "lesson", "sdpa-lesson"));
+  page.append(body);
   el.append(page);
+  keepCardInView(body, card, main, model);
 }
