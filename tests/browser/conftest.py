@@ -21,6 +21,7 @@ from browser_support import (
     stop_server,
 )
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Response, expect
+from procs_support import FrontServer, running_front, tracebacks
 
 from app.served.components.first_screen import GATE_LABEL
 from app.simulation.spec import D_K_GRID
@@ -378,3 +379,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             tail = server.log_text()[-4000:]
             report.sections.append(("panel serve log (last 4000 characters)", tail))
     return report
+
+
+@pytest.fixture(scope="module")
+def guarded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontServer]:
+    """``sdpa-sim`` in one process, as the README starts it: the request guard in front of
+    the page (one per test module)."""
+    log_path = tmp_path_factory.mktemp("guarded-browser") / "sdpa-sim.log"
+    with running_front(log_path, 1) as server:
+        yield server
+    assert not tracebacks(log_path.read_text()), tracebacks(log_path.read_text())
+
+
+DRAWN_JS = """() => {
+  const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
+  const record = window.SdpaDrawnFigures && window.SdpaDrawnFigures[0];
+  return Boolean(doc && doc.is_idle && record && record.frames > 0);
+}"""
+"""True once the page's websocket session has its document and is idle and its first
+screen has drawn a frame (this page has no init script: nothing but the app's globals)."""

@@ -4,21 +4,13 @@ page in the same browser takes them from its cache, styled as the first."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from procs_support import FrontServer, running_front, tracebacks
+from conftest import DRAWN_JS
+from procs_support import FrontServer
 
 from app.page.bundle import served_bundle
 from app.served.page_data import CACHE_CONTROL
-
-DRAWN_JS = """() => {
-  const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
-  const record = window.SdpaDrawnFigures && window.SdpaDrawnFigures[0];
-  return Boolean(doc && doc.is_idle && record && record.frames > 0);
-}"""
-"""True once the session has its document, is idle and its first screen drew a frame."""
 
 STYLED_JS = """(name) => {
   // Each component's shadow root links the bundle's stylesheet, loaded with its rules.
@@ -39,15 +31,6 @@ STYLED_JS = """(name) => {
 
 SHARED = ("/_bundle_path/dist/", "/_bundle_css/dist/", "/page-data/")
 """What every page loads the same, by a part of its address."""
-
-
-@pytest.fixture(scope="module")
-def guarded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontServer]:
-    """``sdpa-sim`` in one process, as the README starts it."""
-    log_path = tmp_path_factory.mktemp("cached-files") / "sdpa-sim.log"
-    with running_front(log_path, 1) as server:
-        yield server
-    assert not tracebacks(log_path.read_text()), tracebacks(log_path.read_text())
 
 
 def shared_kind(url: str) -> str | None:

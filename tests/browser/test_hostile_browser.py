@@ -14,15 +14,15 @@ from __future__ import annotations
 import random
 import re
 import string
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
+from conftest import DRAWN_JS
 from guard_cases import HEADER_ROUTED_TARGETS
 from hostile_queries import BROWSER_LINKS, ROW_LINKS
 from playwright.sync_api import expect
-from procs_support import FrontServer, running_front, tracebacks
+from procs_support import FrontServer
 from test_url_state import DEEP_TEXT_JS, INJECTED_JS
 from tornado.httputil import parse_qs_bytes
 
@@ -116,24 +116,6 @@ def test_a_row_past_n_is_the_last_row_in_chromium(app_page: AppPage, query: str,
     outline = page.evaluate(OUTLINE_JS)
     expected = row_outline(state.n, row)
     assert outline["top"] == expected["top"] and outline["bottom"] == expected["bottom"]
-
-
-@pytest.fixture(scope="module")
-def guarded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontServer]:
-    """``sdpa-sim`` in one process: the request guard in front of the page."""
-    log_path = tmp_path_factory.mktemp("guarded-browser") / "sdpa-sim.log"
-    with running_front(log_path, 1) as server:
-        yield server
-    assert not tracebacks(log_path.read_text()), tracebacks(log_path.read_text())
-
-
-DRAWN_JS = """() => {
-  const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
-  const record = window.SdpaDrawnFigures && window.SdpaDrawnFigures[0];
-  return Boolean(doc && doc.is_idle && record && record.frames > 0);
-}"""
-"""True once the page's websocket session has its document and is idle and its first
-screen has drawn a frame (this page has no init script: nothing but the app's globals)."""
 
 
 def test_a_link_too_long_to_keep_opens_the_page_with_a_notice(
